@@ -1,0 +1,65 @@
+/* The CPU's time-stamp counter: the only architecture-specific part of tscshim.
+ *
+ * Reads are inline because the shim's hot path is built from them. Porting to another
+ * architecture means providing these three reads and counter_identify() (counter_x86.c). */
+#ifndef TSCSHIM_COUNTER_H
+#define TSCSHIM_COUNTER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#if defined(__x86_64__)
+
+/* Unfenced: may execute before earlier loads complete, so a value read after observing
+ * another thread's store can still be older than that store. Cheapest. */
+static inline uint64_t counter_read_unfenced(void)
+{
+	uint32_t lo, hi;
+	__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+	return ((uint64_t)hi << 32) | lo;
+}
+
+/* Ordered after every earlier load and instruction (the kernel's rdtsc_ordered()).
+ * lfence rather than rdtscp: lfence is dispatch-serializing on AMD under Linux and on
+ * Intel, and our KVM guests do not expose rdtscp. mfence and lock-prefixed instructions
+ * do not hold rdtsc back on AMD. */
+static inline uint64_t counter_read_ordered(void)
+{
+	uint32_t lo, hi;
+	__asm__ __volatile__("lfence\n\trdtsc" : "=a"(lo), "=d"(hi) : : "memory");
+	return ((uint64_t)hi << 32) | lo;
+}
+
+/* Ordered both ways: nothing later starts before the read is taken. The estimator needs
+ * this so that a probe's read happens strictly between its load of the sequence number
+ * and its compare-and-swap. */
+static inline uint64_t counter_read_serialized(void)
+{
+	uint32_t lo, hi;
+	__asm__ __volatile__("lfence\n\trdtsc\n\tlfence" : "=a"(lo), "=d"(hi) : : "memory");
+	return ((uint64_t)hi << 32) | lo;
+}
+
+static inline void cpu_relax(void)
+{
+	__asm__ __volatile__("pause" ::: "memory");
+}
+
+#else
+#error "tscshim: no counter implementation for this architecture (see calib/counter.h)"
+#endif
+
+/* What the CPU says about its counter (CPUID on x86). */
+struct counter_identity {
+	bool present;       /* the counter instruction exists */
+	bool invariant;     /* constant rate across P-, C- and T-states */
+	bool ordered_read;  /* rdtscp available (information only: we fence with lfence) */
+	bool hypervisor;    /* running under a hypervisor */
+	uint32_t signature; /* family/model/stepping word, part of the cache key */
+	char vendor[13];
+	char model[49];     /* brand string, trimmed */
+};
+
+void counter_identify(struct counter_identity *out);
+
+#endif

@@ -1,0 +1,193 @@
+#include "options.h"
+
+#include <errno.h>
+#include <string.h>
+
+#define U64(x) ((uint64_t)(x))
+
+const char *const served_clock_names[SERVED_CLOCK_COUNT] = {
+	[SERVED_MONOTONIC] = "monotonic",
+	[SERVED_MONOTONIC_RAW] = "monotonic_raw",
+	[SERVED_BOOTTIME] = "boottime",
+	[SERVED_REALTIME] = "realtime",
+};
+
+const struct option_spec option_table[OPTION_COUNT] = {
+	[OPT_DISABLE] = {"TSCSHIM_DISABLE", OPTION_BOOL, "0", 0, 1,
+		"1: pass every call to the real clock and skip the estimator entirely."},
+	[OPT_VERBOSE] = {"TSCSHIM_VERBOSE", OPTION_UINT, "0", 0, 2,
+		"0: silent but for invalid settings; 1: one line on stderr at load with the decision and its figures; 2: also the cache's handling."},
+	[OPT_MAX_SKEW_NS] = {"TSCSHIM_MAX_SKEW_NS", OPTION_UINT, "1000", 1, U64(1000000000),
+		"Largest maximum-shift bound between the CPUs' counters, in ns, for which the counter may serve time."},
+	[OPT_PROBES] = {"TSCSHIM_PROBES", OPTION_UINT, "1000", 10, U64(1000000),
+		"Estimator probes per CPU in one attempt."},
+	[OPT_ESTIMATE_BUDGET_US] = {"TSCSHIM_ESTIMATE_BUDGET_US", OPTION_UINT, "20000", 100, U64(60000000),
+		"Time the estimator may spend, retrying attempts whose statistics are too poor, before it calls the result inconclusive (us)."},
+	[OPT_CALIBRATE_US] = {"TSCSHIM_CALIBRATE_US", OPTION_UINT, "2000", 100, U64(60000000),
+		"Length of the frequency calibration against CLOCK_MONOTONIC at load, in us (`tscshim calib` defaults to 1 s)."},
+	[OPT_REQUIRE_TSC_CLOCKSOURCE] = {"TSCSHIM_REQUIRE_TSC_CLOCKSOURCE", OPTION_BOOL, "0", 0, 1,
+		"1: serve time only if the kernel's own current clocksource is `tsc`."},
+	[OPT_CLOCKS] = {"TSCSHIM_CLOCKS", OPTION_CLOCKS, "monotonic,monotonic_raw,boottime,realtime", 0, 0,
+		"Comma-separated clocks the shim serves from the counter (a subset of the default); `none` serves none."},
+	[OPT_FENCE] = {"TSCSHIM_FENCE", OPTION_BOOL, "1", 0, 1,
+		"1: ordered counter reads (cross-thread order holds); 0: unfenced reads, cheaper, per-thread monotonicity only."},
+	[OPT_MAX_ERROR_NS] = {"TSCSHIM_MAX_ERROR_NS", OPTION_UINT, "1000", 100, U64(1000000000),
+		"Largest allowed |shim - kernel| for the served clocks, in ns; sets how often callers re-synchronize."},
+	[OPT_RESYNC_MS] = {"TSCSHIM_RESYNC_MS", OPTION_UINT, "1000", 1, U64(3600000),
+		"Longest time between re-synchronizations with the kernel's clock, in ms (the error bound may shorten it)."},
+	[OPT_CACHE] = {"TSCSHIM_CACHE", OPTION_STRING, "", 0, 0,
+		"Path of the calibration cache; empty: `$XDG_RUNTIME_DIR/tscshim.cache`, else `/tmp/tscshim-<uid>.cache`; `off`: no cache."},
+	[OPT_STATS] = {"TSCSHIM_STATS", OPTION_STRING, "", 0, 0,
+		"Where to write per-process counters at exit: a file path (appended) or `stderr`; empty: none."},
+};
+
+static void fail(char *err, size_t err_size, const struct option_spec *spec, const char *text,
+		 const char *why)
+{
+	if (err && err_size)
+		snprintf(err, err_size, "%s: invalid value '%.64s%s': %s", spec->name, text,
+			 strlen(text) > 64 ? "..." : "", why);
+}
+
+/* Whole string, decimal digits only: no sign, no space, no base prefix, no overflow. */
+static int parse_uint(const char *text, uint64_t *out)
+{
+	uint64_t value = 0;
+	if (*text == '\0')
+		return -1;
+	for (const char *p = text; *p; p++) {
+		if (*p < '0' || *p > '9')
+			return -1;
+		unsigned digit = (unsigned)(*p - '0');
+		if (value > (UINT64_MAX - digit) / 10)
+			return -2;
+		value = value * 10 + digit;
+	}
+	*out = value;
+	return 0;
+}
+
+static int parse_clocks(const char *text, uint64_t *out)
+{
+	if (strcmp(text, "none") == 0) {
+		*out = 0;
+		return 0;
+	}
+	uint64_t bits = 0;
+	const char *p = text;
+	for (;;) {
+		size_t len = strcspn(p, ",");
+		int found = -1;
+		for (int i = 0; i < SERVED_CLOCK_COUNT; i++)
+			if (strlen(served_clock_names[i]) == len &&
+			    strncmp(p, served_clock_names[i], len) == 0)
+				found = i;
+		if (found < 0)
+			return -1;
+		bits |= 1ull << found;
+		if (p[len] == '\0')
+			break;
+		p += len + 1;
+	}
+	*out = bits;
+	return 0;
+}
+
+int option_parse(struct option_values *values, enum option_id id, const char *text,
+		 char *err, size_t err_size)
+{
+	const struct option_spec *spec = &option_table[id];
+	uint64_t number = 0;
+	char message[96];
+
+	switch (spec->type) {
+	case OPTION_BOOL:
+		if (strcmp(text, "0") != 0 && strcmp(text, "1") != 0) {
+			fail(err, err_size, spec, text, "expected 0 or 1");
+			return -1;
+		}
+		number = text[0] == '1';
+		break;
+	case OPTION_UINT: {
+		int rc = parse_uint(text, &number);
+		if (rc == -1) {
+			fail(err, err_size, spec, text, "expected a whole decimal number");
+			return -1;
+		}
+		if (rc == -2 || number < spec->min || number > spec->max) {
+			snprintf(message, sizeof message, "out of range %llu..%llu",
+				 (unsigned long long)spec->min, (unsigned long long)spec->max);
+			fail(err, err_size, spec, text, message);
+			return -1;
+		}
+		break;
+	}
+	case OPTION_CLOCKS:
+		if (parse_clocks(text, &number) != 0) {
+			fail(err, err_size, spec, text,
+			     "expected 'none' or a comma-separated list of monotonic, monotonic_raw, boottime, realtime");
+			return -1;
+		}
+		break;
+	case OPTION_STRING:
+		if (strlen(text) >= OPTION_TEXT_MAX) {
+			snprintf(message, sizeof message, "longer than %d bytes", OPTION_TEXT_MAX - 1);
+			fail(err, err_size, spec, text, message);
+			return -1;
+		}
+		strcpy(values->text[id], text);
+		return 0;
+	}
+	values->num[id] = number;
+	return 0;
+}
+
+void options_set_defaults(struct option_values *values)
+{
+	memset(values, 0, sizeof *values);
+	for (int id = 0; id < OPTION_COUNT; id++) {
+		/* The table's defaults are valid by construction; a unit test checks it. */
+		(void)option_parse(values, (enum option_id)id, option_table[id].default_text, NULL, 0);
+	}
+}
+
+int options_load(struct option_values *values, const char *(*lookup)(const char *name),
+		 char *err, size_t err_size)
+{
+	options_set_defaults(values);
+	for (int id = 0; id < OPTION_COUNT; id++) {
+		const char *text = lookup(option_table[id].name);
+		if (!text)
+			continue;
+		if (option_parse(values, (enum option_id)id, text, err, err_size) != 0)
+			return -1;
+		values->from_environment[id] = true;
+	}
+	return 0;
+}
+
+int option_find(const char *name)
+{
+	for (int id = 0; id < OPTION_COUNT; id++)
+		if (strcmp(option_table[id].name, name) == 0)
+			return id;
+	return -1;
+}
+
+void options_write_markdown(FILE *out)
+{
+	static const char *const type_names[] = {
+		[OPTION_BOOL] = "0 or 1", [OPTION_UINT] = "integer",
+		[OPTION_STRING] = "string", [OPTION_CLOCKS] = "clock list"};
+	fprintf(out, "| variable | type | default | range | effect |\n");
+	fprintf(out, "| --- | --- | --- | --- | --- |\n");
+	for (int id = 0; id < OPTION_COUNT; id++) {
+		const struct option_spec *s = &option_table[id];
+		char range[64] = "";
+		if (s->type == OPTION_UINT)
+			snprintf(range, sizeof range, "%llu..%llu", (unsigned long long)s->min,
+				 (unsigned long long)s->max);
+		fprintf(out, "| `%s` | %s | `%s` | %s | %s |\n", s->name, type_names[s->type],
+			s->default_text[0] ? s->default_text : "(empty)", range, s->doc);
+	}
+}

@@ -1,0 +1,80 @@
+/* Every TSCSHIM_* environment variable, in one table: name, type, default, range and
+ * documentation together, so parsing, the command's --help and the README cannot drift. */
+#ifndef TSCSHIM_OPTIONS_H
+#define TSCSHIM_OPTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+enum option_id {
+	OPT_DISABLE,
+	OPT_VERBOSE,
+	OPT_MAX_SKEW_NS,
+	OPT_PROBES,
+	OPT_ESTIMATE_BUDGET_US,
+	OPT_CALIBRATE_US,
+	OPT_REQUIRE_TSC_CLOCKSOURCE,
+	OPT_CLOCKS,
+	OPT_FENCE,
+	OPT_MAX_ERROR_NS,
+	OPT_RESYNC_MS,
+	OPT_CACHE,
+	OPT_STATS,
+	OPTION_COUNT
+};
+
+enum option_type {
+	OPTION_BOOL,   /* 0 or 1 */
+	OPTION_UINT,   /* decimal, within [min, max] */
+	OPTION_STRING, /* at most OPTION_TEXT_MAX - 1 bytes */
+	OPTION_CLOCKS, /* comma-separated clock names, stored as a bit set (enum served_clock) */
+};
+
+#define OPTION_TEXT_MAX 512
+
+struct option_spec {
+	const char *name;
+	enum option_type type;
+	const char *default_text;
+	uint64_t min, max; /* OPTION_UINT only */
+	const char *doc;
+};
+
+extern const struct option_spec option_table[OPTION_COUNT];
+
+/* The clocks the shim may serve from the counter, as bits in OPT_CLOCKS. */
+enum served_clock {
+	SERVED_MONOTONIC,
+	SERVED_MONOTONIC_RAW,
+	SERVED_BOOTTIME,
+	SERVED_REALTIME,
+	SERVED_CLOCK_COUNT
+};
+extern const char *const served_clock_names[SERVED_CLOCK_COUNT];
+
+struct option_values {
+	uint64_t num[OPTION_COUNT];                  /* BOOL, UINT, CLOCKS */
+	char text[OPTION_COUNT][OPTION_TEXT_MAX];    /* STRING */
+	bool from_environment[OPTION_COUNT];
+};
+
+void options_set_defaults(struct option_values *values);
+
+/* Parses one value for one option into values. On failure returns -1, leaves values
+ * unchanged and writes a one-line message naming the option and the fault to err. */
+int option_parse(struct option_values *values, enum option_id id, const char *text,
+		 char *err, size_t err_size);
+
+/* Defaults, then every variable lookup() finds. Stops at the first invalid one (-1, err). */
+int options_load(struct option_values *values, const char *(*lookup)(const char *name),
+		 char *err, size_t err_size);
+
+/* Finds an option by its variable name; -1 if there is none. */
+int option_find(const char *name);
+
+/* The table as a Markdown table, the README's source of truth. */
+void options_write_markdown(FILE *out);
+
+#endif

@@ -1,0 +1,169 @@
+#include "report.h"
+
+static const char *yes_no(bool b)
+{
+	return b ? "yes" : "no";
+}
+
+static void print_ns(FILE *out, uint64_t ns)
+{
+	if (ns == UINT64_MAX)
+		fprintf(out, "unknown");
+	else
+		fprintf(out, "%llu ns", (unsigned long long)ns);
+}
+
+void report_print_text(FILE *out, const struct calib_report *r)
+{
+	const struct counter_identity *id = &r->identity;
+	fprintf(out, "CPU:                 %s (%s, signature 0x%x)\n", id->model[0] ? id->model : "?",
+		id->vendor, id->signature);
+	fprintf(out, "TSC:                 present %s, invariant %s, rdtscp %s, hypervisor %s\n",
+		yes_no(id->present), yes_no(id->invariant), yes_no(id->ordered_read),
+		yes_no(id->hypervisor));
+	fprintf(out, "kernel clocksource:  %s (available: %s)\n",
+		r->clocksource[0] ? r->clocksource : "unknown",
+		r->available_clocksources[0] ? r->available_clocksources : "unknown");
+
+	if (r->calibrated) {
+		fprintf(out, "frequency:           %llu.%03llu Hz +/- %.4f ppm (%u of %u samples, %.1f ms)\n",
+			(unsigned long long)(r->rate.rate_millihz / 1000),
+			(unsigned long long)(r->rate.rate_millihz % 1000), r->rate.precision_ppm,
+			r->rate.used, r->rate.samples, r->rate.elapsed_ns / 1e6);
+		fprintf(out, "conversion:          ns = (ticks * %llu) >> %u\n",
+			(unsigned long long)r->conversion.mult, r->conversion.shift);
+	} else {
+		fprintf(out, "frequency:           not calibrated\n");
+	}
+
+	if (r->estimated) {
+		const struct estimate_report *e = &r->estimate;
+		const struct estimate_analysis *a = &e->analysis;
+		fprintf(out, "estimator:           %s; %u CPUs, %llu probes, %u attempt(s), %.2f ms\n",
+			estimate_verdict_name(a->verdict), e->cpu_count,
+			(unsigned long long)a->probes, e->attempts, e->elapsed_ns / 1e6);
+		fprintf(out, "quality:             %llu full loops, at least %u ranges per CPU pair\n",
+			(unsigned long long)a->loops, a->min_ranges);
+		for (uint32_t c = 0; c < e->cpu_count; c++) {
+			const struct cpu_offset *o = &e->per_cpu[c];
+			fprintf(out, "  CPU %-4d shift vs CPU %d: ", e->cpu_ids[c], e->cpu_ids[0]);
+			if (c == 0)
+				fprintf(out, "base");
+			else if (o->lo == INT64_MIN || o->hi == INT64_MAX)
+				fprintf(out, "unbounded");
+			else
+				fprintf(out, "[%lld, %lld] ticks", (long long)o->lo, (long long)o->hi);
+			fprintf(out, " (%u probes, %u ranges)\n", o->probes, o->ranges);
+		}
+		fprintf(out, "maximum shift:       ");
+		if (a->max_shift_ticks == UINT64_MAX)
+			fprintf(out, "unknown\n");
+		else {
+			fprintf(out, "%llu ticks = ", (unsigned long long)a->max_shift_ticks);
+			print_ns(out, r->verdict.max_shift_ns);
+			fprintf(out, "\n");
+		}
+		fprintf(out, "monotonic:           %s (%llu steps back)\n",
+			yes_no(a->monotonic_violations == 0),
+			(unsigned long long)a->monotonic_violations);
+		fprintf(out, "rates consistent:    %s (%llu violations)\n",
+			yes_no(a->rate_violations == 0), (unsigned long long)a->rate_violations);
+	}
+	fprintf(out, "threshold:           TSCSHIM_MAX_SKEW_NS=%llu\n",
+		(unsigned long long)r->max_skew_ns);
+	fprintf(out, "verdict:             %s: %s\n", r->verdict.reliable ? "RELIABLE" : "NOT RELIABLE",
+		r->verdict.reason);
+}
+
+void json_write_string(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(out, "\\%c", *p);
+		else if (*p < 0x20)
+			fprintf(out, "\\u%04x", *p);
+		else
+			fputc(*p, out);
+	}
+	fputc('"', out);
+}
+
+static void json_u64_or_null(FILE *out, uint64_t v)
+{
+	if (v == UINT64_MAX)
+		fprintf(out, "null");
+	else
+		fprintf(out, "%llu", (unsigned long long)v);
+}
+
+void report_print_json(FILE *out, const struct calib_report *r)
+{
+	const struct counter_identity *id = &r->identity;
+	fprintf(out, "{\n  \"cpu\": {\"model\": ");
+	json_write_string(out, id->model);
+	fprintf(out, ", \"vendor\": ");
+	json_write_string(out, id->vendor);
+	fprintf(out, ", \"signature\": %u, \"tsc\": %s, \"invariant_tsc\": %s, \"rdtscp\": %s, "
+		     "\"hypervisor\": %s},\n",
+		id->signature, id->present ? "true" : "false", id->invariant ? "true" : "false",
+		id->ordered_read ? "true" : "false", id->hypervisor ? "true" : "false");
+	fprintf(out, "  \"clocksource\": {\"current\": ");
+	json_write_string(out, r->clocksource);
+	fprintf(out, ", \"available\": ");
+	json_write_string(out, r->available_clocksources);
+	fprintf(out, "},\n");
+
+	if (r->calibrated)
+		fprintf(out, "  \"frequency\": {\"hz\": %llu.%03llu, \"precision_ppm\": %.6f, "
+			     "\"samples\": %u, \"used\": %u, \"elapsed_ns\": %llu},\n"
+			     "  \"conversion\": {\"mult\": %llu, \"shift\": %u},\n",
+			(unsigned long long)(r->rate.rate_millihz / 1000),
+			(unsigned long long)(r->rate.rate_millihz % 1000), r->rate.precision_ppm,
+			r->rate.samples, r->rate.used, (unsigned long long)r->rate.elapsed_ns,
+			(unsigned long long)r->conversion.mult, r->conversion.shift);
+	else
+		fprintf(out, "  \"frequency\": null,\n  \"conversion\": null,\n");
+
+	if (r->estimated) {
+		const struct estimate_report *e = &r->estimate;
+		const struct estimate_analysis *a = &e->analysis;
+		fprintf(out, "  \"estimator\": {\"verdict\": ");
+		json_write_string(out, estimate_verdict_name(a->verdict));
+		fprintf(out, ", \"cpus\": %u, \"probes\": %llu, \"attempts\": %u, \"elapsed_ns\": %llu, "
+			     "\"loops\": %llu, \"min_ranges\": %u, \"max_shift_ticks\": ",
+			e->cpu_count, (unsigned long long)a->probes, e->attempts,
+			(unsigned long long)e->elapsed_ns, (unsigned long long)a->loops, a->min_ranges);
+		json_u64_or_null(out, a->max_shift_ticks);
+		fprintf(out, ", \"max_shift_ns\": ");
+		json_u64_or_null(out, r->verdict.max_shift_ns);
+		fprintf(out, ", \"monotonic\": %s, \"monotonic_violations\": %llu, "
+			     "\"rates_consistent\": %s, \"rate_violations\": %llu,\n    \"per_cpu\": [",
+			a->monotonic_violations == 0 ? "true" : "false",
+			(unsigned long long)a->monotonic_violations,
+			a->rate_violations == 0 ? "true" : "false",
+			(unsigned long long)a->rate_violations);
+		for (uint32_t c = 0; c < e->cpu_count; c++) {
+			const struct cpu_offset *o = &e->per_cpu[c];
+			fprintf(out, "%s\n      {\"cpu\": %d, \"probes\": %u, \"ranges\": %u, \"shift_lo\": ",
+				c ? "," : "", e->cpu_ids[c], o->probes, o->ranges);
+			if (o->lo == INT64_MIN)
+				fprintf(out, "null");
+			else
+				fprintf(out, "%lld", (long long)o->lo);
+			fprintf(out, ", \"shift_hi\": ");
+			if (o->hi == INT64_MAX)
+				fprintf(out, "null");
+			else
+				fprintf(out, "%lld", (long long)o->hi);
+			fprintf(out, "}");
+		}
+		fprintf(out, "\n    ]},\n");
+	} else {
+		fprintf(out, "  \"estimator\": null,\n");
+	}
+	fprintf(out, "  \"max_skew_ns\": %llu,\n  \"reliable\": %s,\n  \"reason\": ",
+		(unsigned long long)r->max_skew_ns, r->verdict.reliable ? "true" : "false");
+	json_write_string(out, r->verdict.reason);
+	fprintf(out, "\n}\n");
+}

@@ -1,0 +1,55 @@
+#include "verdict.h"
+
+#include <stdio.h>
+#include <string.h>
+
+uint64_t ticks_to_ns(uint64_t ticks, uint64_t rate_millihz)
+{
+	if (rate_millihz == 0 || ticks == UINT64_MAX)
+		return UINT64_MAX;
+	unsigned __int128 ns = (unsigned __int128)ticks * 1000000000000ull / rate_millihz;
+	return ns > UINT64_MAX ? UINT64_MAX : (uint64_t)ns;
+}
+
+void verdict_decide(const struct verdict_inputs *in, struct verdict *out)
+{
+	const struct estimate_analysis *a = in->analysis;
+	memset(out, 0, sizeof *out);
+	out->max_shift_ns = a ? ticks_to_ns(a->max_shift_ticks, in->rate_millihz) : UINT64_MAX;
+
+	if (!in->counter_present) {
+		snprintf(out->reason, sizeof out->reason, "the CPU has no time-stamp counter");
+	} else if (!in->counter_invariant) {
+		snprintf(out->reason, sizeof out->reason,
+			 "the CPU does not report an invariant TSC (CPUID 0x80000007 EDX bit 8)");
+	} else if (in->require_tsc_clocksource && strcmp(in->clocksource, "tsc") != 0) {
+		snprintf(out->reason, sizeof out->reason,
+			 "the kernel's clocksource is '%s', not tsc (TSCSHIM_REQUIRE_TSC_CLOCKSOURCE=1)",
+			 in->clocksource);
+	} else if (in->rate_millihz == 0) {
+		snprintf(out->reason, sizeof out->reason, "the counter's rate is unknown");
+	} else if (!a) {
+		snprintf(out->reason, sizeof out->reason, "the estimator did not run");
+	} else if (a->verdict == ESTIMATE_INCONCLUSIVE) {
+		snprintf(out->reason, sizeof out->reason,
+			 "estimate inconclusive: %llu loops, at least %u ranges per CPU pair (need 10 each)",
+			 (unsigned long long)a->loops, a->min_ranges);
+	} else if (a->verdict == ESTIMATE_NOT_MONOTONIC) {
+		snprintf(out->reason, sizeof out->reason,
+			 "counters not monotonic across CPUs: %llu steps back, largest %llu ticks",
+			 (unsigned long long)a->monotonic_violations,
+			 (unsigned long long)a->largest_step_back);
+	} else if (a->verdict != ESTIMATE_CONSISTENT) {
+		snprintf(out->reason, sizeof out->reason, "counters inconsistent: %s (CPU index %u)",
+			 estimate_verdict_name(a->verdict), a->worst_cpu);
+	} else if (out->max_shift_ns > in->max_skew_ns) {
+		snprintf(out->reason, sizeof out->reason,
+			 "maximum shift bound %llu ns exceeds TSCSHIM_MAX_SKEW_NS=%llu",
+			 (unsigned long long)out->max_shift_ns, (unsigned long long)in->max_skew_ns);
+	} else {
+		out->reliable = true;
+		snprintf(out->reason, sizeof out->reason,
+			 "invariant TSC, monotonic, same rate, maximum shift bound %llu ns <= %llu ns",
+			 (unsigned long long)out->max_shift_ns, (unsigned long long)in->max_skew_ns);
+	}
+}

@@ -1,0 +1,32 @@
+/* Whether the counter may serve time here, and why: one pure decision shared by the
+ * shim's load-time gate and `tscshim calib`. */
+#ifndef TSCSHIM_VERDICT_H
+#define TSCSHIM_VERDICT_H
+
+#include "counter.h"
+#include "estimate.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct verdict_inputs {
+	bool counter_present, counter_invariant;
+	const struct estimate_analysis *analysis; /* NULL: the estimator did not run */
+	uint64_t rate_millihz;                    /* 0: unknown */
+	uint64_t max_skew_ns;
+	bool require_tsc_clocksource;
+	const char *clocksource;                  /* the kernel's current one, or "" */
+};
+
+struct verdict {
+	bool reliable;
+	uint64_t max_shift_ns; /* UINT64_MAX when unknown */
+	char reason[192];
+};
+
+void verdict_decide(const struct verdict_inputs *in, struct verdict *out);
+
+/* ticks * 1e9 / rate, saturating. */
+uint64_t ticks_to_ns(uint64_t ticks, uint64_t rate_millihz);
+
+#endif

@@ -1,0 +1,23 @@
+#ifndef TSCSHIM_CLI_H
+#define TSCSHIM_CLI_H
+
+#include "options.h"
+
+#include <stdbool.h>
+
+/* Exit statuses shared by the subcommands. */
+enum { EXIT_RELIABLE = 0, EXIT_NOT_RELIABLE = 1, EXIT_USAGE = 2 };
+
+int command_calib(int argc, char **argv);
+int command_options(int argc, char **argv);
+
+/* The environment's TSCSHIM_* settings; prints one line and returns -1 if one is invalid. */
+int cli_load_environment(const char *command, struct option_values *values);
+
+/* Matches argv[*i] against "--name VALUE" or "--name=VALUE" and parses VALUE into
+ * option id. Returns 1 if it matched and parsed, 0 if not this option, -1 after
+ * printing one line for a missing or invalid value. */
+int cli_option_value(const char *command, int argc, char **argv, int *i, const char *name,
+		     enum option_id id, struct option_values *values);
+
+#endif

@@ -1,0 +1,42 @@
+/* The `tscshim` command: one program, one subcommand per job. */
+#include "cli.h"
+
+#include "tscshim.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: tscshim COMMAND [OPTIONS]\n"
+		"\n"
+		"commands:\n"
+		"  calib     measure whether this machine's TSC may serve time, and why\n"
+		"  options   list the TSCSHIM_* environment variables (--markdown for the README)\n"
+		"\n"
+		"tscshim --help | --version; tscshim COMMAND --help\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	const char *command = argv[1];
+	if (strcmp(command, "--help") == 0 || strcmp(command, "-h") == 0 || strcmp(command, "help") == 0) {
+		usage(stdout);
+		return 0;
+	}
+	if (strcmp(command, "--version") == 0) {
+		printf("tscshim %s\n", TSCSHIM_VERSION);
+		return 0;
+	}
+	if (strcmp(command, "calib") == 0)
+		return command_calib(argc - 1, argv + 1);
+	if (strcmp(command, "options") == 0)
+		return command_options(argc - 1, argv + 1);
+	fprintf(stderr, "tscshim: unknown command '%s' (try tscshim --help)\n", command);
+	return 2;
+}

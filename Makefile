@@ -15,6 +15,8 @@ CALIB_OBJ := $(CALIB_SRC:%.c=$(B)/%.o)
 CLI_OBJ   := $(CLI_SRC:%.c=$(B)/%.o)
 SHIM_OBJ  := $(SHIM_SRC:%.c=$(B)/%.o)
 TEST_BIN  := $(TEST_SRC:test/%.c=$(B)/test/%)
+PROBE_SRC := $(wildcard test/probe_*.c) test/bench_clock.c
+PROBE_BIN := $(PROBE_SRC:test/%.c=$(B)/test/%)
 
 TARGETS := $(B)/tscshim $(B)/libtsccalib.a
 ifneq ($(SHIM_SRC),)
@@ -43,7 +45,16 @@ $(B)/test/%: test/%.c test/unit.h $(B)/libtsccalib.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $< $(B)/libtsccalib.a -o $@ $(LDLIBS)
 
-test: all $(TEST_BIN)
+# Programs run under the shim by the bats tests and benchmarks: plain executables (the
+# benchmark uses calib's inline counter and conversion headers for its floor).
+$(B)/test/probe_%: test/probe_%.c include/tscshim.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $< -o $@ -pthread -ldl
+$(B)/test/bench_clock: test/bench_clock.c $(B)/libtsccalib.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $< $(B)/libtsccalib.a -o $@ -pthread -ldl -lm
+
+test: all $(TEST_BIN) $(PROBE_BIN)
 	@bash test/run-all.sh $(TEST_BIN)
 
 clean:
@@ -53,4 +64,11 @@ clean:
 
 figures-calib: all
 	test/figures-calib.sh 20
-.PHONY: figures-calib
+
+# Speed: every variant in one run, fenced then unfenced; start-up: paired /bin/true runs.
+bench: all $(B)/test/bench_clock
+	LD_PRELOAD=$(CURDIR)/$(B)/libtscshim.so $(B)/test/bench_clock
+	TSCSHIM_FENCE=0 LD_PRELOAD=$(CURDIR)/$(B)/libtscshim.so $(B)/test/bench_clock
+	test/bench-startup.sh 50
+
+.PHONY: figures-calib bench

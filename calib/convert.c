@@ -1,5 +1,7 @@
 #include "convert.h"
 
+#include <math.h>
+
 #define NS_PER_SEC_MILLI 1000000000000ull /* ns per second, times 1000 for millihertz */
 
 int conversion_from_ratio(struct conversion *out, uint64_t ns, uint64_t ticks)
@@ -51,4 +53,28 @@ uint64_t conversion_max_delta(const struct conversion *c)
 	unsigned __int128 limit = ((unsigned __int128)1 << (63 + c->shift)) - 1;
 	unsigned __int128 max = limit / c->mult;
 	return max > UINT64_MAX ? UINT64_MAX : (uint64_t)max;
+}
+
+int conversion_from_slope(struct conversion *out, long double ns_per_tick)
+{
+	if (!(ns_per_tick > 0) || !isfinite(ns_per_tick))
+		return -1;
+	int exponent;
+	long double fraction = frexpl(ns_per_tick, &exponent); /* [0.5, 1) x 2^exponent */
+	int shift = 64 - exponent;
+	if (shift < 0 || shift > 127)
+		return -1;
+	long double scaled = ceill(ldexpl(fraction, 64));
+	if (scaled >= ldexpl(1.0L, 64)) { /* rounding carried out of 64 bits */
+		scaled = ldexpl(1.0L, 63);
+		shift--;
+	}
+	out->mult = (uint64_t)scaled;
+	out->shift = (uint32_t)shift;
+	return 0;
+}
+
+long double conversion_slope(const struct conversion *c)
+{
+	return ldexpl((long double)c->mult, -(int)c->shift);
 }

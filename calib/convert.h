@@ -22,6 +22,13 @@ int conversion_from_ratio(struct conversion *out, uint64_t ns, uint64_t ticks);
 /* Parameters for a counter running at rate_millihz / 1000 ticks per second. */
 int conversion_from_rate(struct conversion *out, uint64_t rate_millihz);
 
+/* Parameters for a slope given in ns per tick (the shim's re-synchronized segments).
+ * Returns 0, or -1 for a slope that is not positive and finite. */
+int conversion_from_slope(struct conversion *out, long double ns_per_tick);
+
+/* The slope the parameters stand for, ns per tick. */
+long double conversion_slope(const struct conversion *c);
+
 /* Largest delta whose converted value is below 2^63 ns, where the bound above holds. */
 uint64_t conversion_max_delta(const struct conversion *c);
 

@@ -10,6 +10,11 @@ enum { EXIT_RELIABLE = 0, EXIT_NOT_RELIABLE = 1, EXIT_USAGE = 2 };
 
 int command_calib(int argc, char **argv);
 int command_options(int argc, char **argv);
+int command_run(int argc, char **argv);
+
+/* run_cmd.c: where libtscshim.so is, and LD_PRELOAD with it appended. */
+int cli_default_library(char *buf, size_t size);
+int cli_set_preload(const char *library);
 
 /* The environment's TSCSHIM_* settings; prints one line and returns -1 if one is invalid. */
 int cli_load_environment(const char *command, struct option_values *values);

@@ -13,6 +13,7 @@ static void usage(FILE *out)
 		"\n"
 		"commands:\n"
 		"  calib     measure whether this machine's TSC may serve time, and why\n"
+		"  run       run a command with the shim preloaded: tscshim run -- CMD [ARGS]\n"
 		"  options   list the TSCSHIM_* environment variables (--markdown for the README)\n"
 		"\n"
 		"tscshim --help | --version; tscshim COMMAND --help\n");
@@ -35,6 +36,8 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(command, "calib") == 0)
 		return command_calib(argc - 1, argv + 1);
+	if (strcmp(command, "run") == 0)
+		return command_run(argc - 1, argv + 1);
 	if (strcmp(command, "options") == 0)
 		return command_options(argc - 1, argv + 1);
 	fprintf(stderr, "tscshim: unknown command '%s' (try tscshim --help)\n", command);

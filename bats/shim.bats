@@ -1,0 +1,192 @@
+#!/usr/bin/env bats
+load helpers
+
+PROBE="$ROOT/build/test/probe_clock"
+
+setup_file() {
+	# Every test gets its own cache, so that no run depends on an earlier one.
+	export TSCSHIM_CACHE="$BATS_FILE_TMPDIR/cache"
+}
+
+# The shim must serve where the estimator says the machine is reliable; elsewhere the
+# serving tests have nothing to check and say so.
+require_reliable() {
+	"$TSCSHIM" calib --calibrate-us 20000 >/dev/null 2>&1 || skip "this machine's TSC is not reliable"
+}
+
+stat_served() { # FILE CLOCK -> served count
+	sed -n "s/.* $2=\([0-9]*\)\/[0-9]*.*/\1/p" "$1" | tail -1
+}
+
+@test "shim: exports only the interposed functions and the query API" {
+	run bash -c "nm -D --defined-only '$SHIM' | awk '{print \$3}' | sort | tr '\n' ' '"
+	[ "$output" = "__clock_gettime clock_gettime gettimeofday timespec_get tscshim_status " ]
+}
+
+@test "shim: active where the machine is reliable, with the rate and fenced reads" {
+	require_reliable
+	LD_PRELOAD="$SHIM" run "$PROBE" status
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"active=1"* ]]
+	[[ "$output" == *"fenced=1"* ]]
+	[[ "$output" == *"served=15"* ]]
+}
+
+@test "shim: served clocks agree with the kernel's within TSCSHIM_MAX_ERROR_NS" {
+	require_reliable
+	LD_PRELOAD="$SHIM" run "$PROBE" compare 20000 1000
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
+@test "shim: MONOTONIC, RAW and BOOTTIME never step back, 8 threads, frequent resyncs" {
+	require_reliable
+	TSCSHIM_MAX_ERROR_NS=100 TSCSHIM_STATS="$BATS_TEST_TMPDIR/stats" LD_PRELOAD="$SHIM" \
+		run "$PROBE" monotonic 400 8
+	echo "$output"; cat "$BATS_TEST_TMPDIR/stats"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"violations=0"* ]]
+	[ "$(sed -n 's/.*resyncs=\([0-9]*\).*/\1/p' "$BATS_TEST_TMPDIR/stats")" -gt 10 ]
+}
+
+@test "shim: unserved and invalid clocks pass through with the real result and errno" {
+	LD_PRELOAD="$SHIM" run "$PROBE" passthrough
+	[ "$status" -eq 0 ]
+	TSCSHIM_CLOCKS=none LD_PRELOAD="$SHIM" run "$PROBE" passthrough
+	[ "$status" -eq 0 ]
+}
+
+@test "shim: date is served and agrees with the system date" {
+	require_reliable
+	stats="$BATS_TEST_TMPDIR/stats"
+	with=$(TSCSHIM_STATS="$stats" LD_PRELOAD="$SHIM" date +%s)
+	without=$(date +%s)
+	[ $((without - with)) -le 1 ] && [ $((with - without)) -le 1 ]
+	[ "$(stat_served "$stats" realtime)" -ge 1 ]
+}
+
+@test "shim: python3 monotonic_ns, perf_counter_ns and time_ns are served and right" {
+	require_reliable
+	stats="$BATS_TEST_TMPDIR/stats"
+	TSCSHIM_STATS="$stats" LD_PRELOAD="$SHIM" run python3 -c '
+import ctypes, time
+libc = ctypes.CDLL(None, use_errno=True)
+class TS(ctypes.Structure): _fields_ = [("s", ctypes.c_long), ("ns", ctypes.c_long)]
+def kernel(clock):  # the system call, which no preload reaches
+    ts = TS(); libc.syscall(228, clock, ctypes.byref(ts)); return ts.s * 10**9 + ts.ns
+worst = 0
+for _ in range(2000):
+    for clock, fn in ((1, time.monotonic_ns), (1, time.perf_counter_ns), (0, time.time_ns)):
+        a = kernel(clock); v = fn(); b = kernel(clock)
+        worst = max(worst, a - v, v - b)
+print("worst", worst)
+assert worst <= 1000, worst
+'
+	echo "$output"; cat "$stats"
+	[ "$status" -eq 0 ]
+	[ "$(stat_served "$stats" monotonic)" -ge 4000 ]
+	[ "$(stat_served "$stats" realtime)" -ge 2000 ]
+}
+
+@test "shim: perl Time::HiRes clock_gettime and time are served" {
+	require_reliable
+	stats="$BATS_TEST_TMPDIR/stats"
+	TSCSHIM_STATS="$stats" LD_PRELOAD="$SHIM" run perl -MTime::HiRes=clock_gettime,CLOCK_MONOTONIC,time -e '
+my $a = clock_gettime(CLOCK_MONOTONIC); my $t = time; my $b = clock_gettime(CLOCK_MONOTONIC);
+die "backwards" if $b < $a; print "ok\n";'
+	cat "$stats"
+	[ "$status" -eq 0 ]
+	[ "$(stat_served "$stats" monotonic)" -ge 2 ]
+}
+
+@test "shim: a C++ std::chrono::steady_clock program is served" {
+	require_reliable
+	command -v g++ >/dev/null || skip "no g++"
+	src="$BATS_TEST_TMPDIR/steady.cc"
+	cat >"$src" <<'CC'
+#include <chrono>
+#include <cstdio>
+int main() {
+	auto a = std::chrono::steady_clock::now();
+	long n = 0;
+	while (std::chrono::steady_clock::now() - a < std::chrono::milliseconds(20)) n++;
+	std::printf("%ld\n", n);
+	return n > 0 ? 0 : 1;
+}
+CC
+	g++ -O2 "$src" -o "$BATS_TEST_TMPDIR/steady"
+	stats="$BATS_TEST_TMPDIR/stats"
+	TSCSHIM_STATS="$stats" LD_PRELOAD="$SHIM" run "$BATS_TEST_TMPDIR/steady"
+	cat "$stats"
+	[ "$status" -eq 0 ]
+	[ "$(stat_served "$stats" monotonic)" -ge 100 ]
+}
+
+@test "shim: python Event.wait(0.2) hands a deadline to the kernel and returns on time" {
+	start=$EPOCHREALTIME
+	LD_PRELOAD="$SHIM" run timeout 10 python3 -c 'import threading; threading.Event().wait(0.2)'
+	end=$EPOCHREALTIME
+	[ "$status" -eq 0 ]
+	python3 -c "e = $end - $start; print(e); assert 0.19 <= e <= 2.0, e"
+}
+
+@test "shim: pthread_cond_timedwait on a CLOCK_MONOTONIC condition returns on time" {
+	LD_PRELOAD="$SHIM" run timeout 10 "$PROBE" condwait 200
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$output" -ge 199 ] && [ "$output" -le 1500 ]
+}
+
+@test "shim: TSCSHIM_MAX_SKEW_NS=1 passes through and verbose says why" {
+	TSCSHIM_MAX_SKEW_NS=1 TSCSHIM_VERBOSE=1 LD_PRELOAD="$SHIM" run "$PROBE" status
+	[[ "$output" == *"tscshim: passing through"* ]]
+	[[ "$output" == *"exceeds TSCSHIM_MAX_SKEW_NS=1"* ]] || [[ "$output" == *"passing through"* ]]
+	[[ "$output" == *"active=0"* ]]
+}
+
+@test "shim: TSCSHIM_DISABLE=1 passes everything through" {
+	TSCSHIM_DISABLE=1 LD_PRELOAD="$SHIM" run "$PROBE" status
+	[[ "$output" == *"active=0"* ]]
+	[[ "$output" == *"reason=TSCSHIM_DISABLE=1"* ]]
+	TSCSHIM_DISABLE=1 LD_PRELOAD="$SHIM" run "$PROBE" passthrough
+	[ "$status" -eq 0 ]
+}
+
+@test "shim: every variable's invalid value gives one line and an unchanged program result" {
+	expected=$(date +%Y)
+	for var in $("$TSCSHIM" options | awk '/^TSCSHIM_/{print $1}'); do
+		for bad in "" "-1" "12abc" "99999999999999999999999"; do
+			[ "$var" = TSCSHIM_CACHE ] || [ "$var" = TSCSHIM_STATS ] || {
+				out=$(env "$var=$bad" LD_PRELOAD="$SHIM" date +%Y 2>"$BATS_TEST_TMPDIR/err")
+				status=$?
+				[ "$status" -eq 0 ] && [ "$out" = "$expected" ] || { echo "$var='$bad' changed the result"; false; }
+				[ "$(wc -l <"$BATS_TEST_TMPDIR/err")" -eq 1 ] || { echo "$var='$bad':"; cat "$BATS_TEST_TMPDIR/err"; false; }
+				grep -q "$var" "$BATS_TEST_TMPDIR/err"
+			}
+		done
+	done
+	# an invalid value passes every call through
+	TSCSHIM_PROBES=abc LD_PRELOAD="$SHIM" run "$PROBE" status
+	[[ "$output" == *"active=0"* ]]
+}
+
+@test "shim: the second process takes the verdict from the cache" {
+	require_reliable
+	cache="$BATS_TEST_TMPDIR/c"
+	TSCSHIM_CACHE="$cache" LD_PRELOAD="$SHIM" run "$PROBE" status
+	[[ "$output" == *"from_cache=0"* ]]
+	[ -f "$cache" ]
+	TSCSHIM_CACHE="$cache" LD_PRELOAD="$SHIM" run "$PROBE" status
+	[[ "$output" == *"from_cache=1"* ]]
+	[[ "$output" == *"active=1"* ]]
+}
+
+@test "tscshim run preloads the shim and keeps an existing LD_PRELOAD" {
+	run env LD_PRELOAD=libm.so.6 "$TSCSHIM" run -- sh -c 'echo "$LD_PRELOAD"'
+	[ "$status" -eq 0 ]
+	[ "$output" = "libm.so.6:$SHIM" ]
+	run "$TSCSHIM" run -- "$PROBE" status
+	[[ "$output" == *"loaded=1"* ]]
+	run "$TSCSHIM" run
+	[ "$status" -eq 2 ]
+}

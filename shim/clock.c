@@ -1,0 +1,364 @@
+/* The served clocks: a published piecewise-linear map from counter to time, its hot path,
+ * and its re-synchronization with the kernel's clocks.
+ *
+ * Invariants:
+ *  - Publication is a two-copy latch: the writer fills the copy readers are not using,
+ *    then bumps the sequence. A reader never waits for a writer, so a signal handler
+ *    that interrupted its own thread's writer still completes.
+ *  - Each publication carries two segments: the new one, starting at a counter value
+ *    `start` that lies at or after the previous segment's hard end, and the previous one
+ *    for counter values before `start`. Readers never evaluate a segment past its hard
+ *    end (`until`, they clamp there). A new segment's base is never below the previous
+ *    segment's value at its hard end. So every reader, whichever copy it saw, computes
+ *    the same non-decreasing function of the counter, or that function clamped at an
+ *    earlier point: per-thread monotonicity holds across re-synchronizations without
+ *    any assumption about when the writer runs.
+ *  - The hot path takes no lock, makes no system call, writes nothing shared.
+ *  - One writer at a time, by try-lock; the others keep reading the current line.
+ */
+#define _GNU_SOURCE
+#include "shim.h"
+
+#include "convert.h"
+#include "counter.h"
+#include "refclock.h"
+
+#include <stdatomic.h>
+#include <string.h>
+
+enum track { TRACK_MONO, TRACK_RAW, TRACKS };
+
+struct segment {
+	uint64_t start, until;   /* counter range; clamped at until */
+	uint64_t base[TRACKS];   /* ns at start */
+	uint64_t mult[TRACKS];
+	uint64_t shift[TRACKS];
+};
+
+struct line {
+	uint64_t active;
+	uint64_t expiry;          /* counter value after which a caller re-synchronizes */
+	struct segment cur, prev;
+	uint64_t realtime_offset; /* REALTIME - MONOTONIC, two's complement */
+	uint64_t boottime_offset; /* BOOTTIME - MONOTONIC */
+};
+
+static struct {
+	_Atomic uint32_t seq;
+	struct line copy[2];
+} published;
+
+/* Writer-only state, guarded by writer_busy. */
+static _Atomic int writer_busy;
+static struct {
+	long double rate[TRACKS];            /* ns per tick, refined on a long baseline */
+	uint64_t baseline_counter;
+	uint64_t baseline_ns[TRACKS];
+	uint64_t life_ticks;
+	uint64_t reanchors_in_a_row;
+	struct line current;                 /* what was last published */
+} writer;
+
+static struct {
+	uint32_t served;
+	bool fenced;
+	uint64_t max_error_ns;
+	uint64_t watchdog_ns;
+} config;
+
+static _Atomic uint64_t resyncs, reanchors, fallbacks, largest_error_ns;
+
+#define LOAD(field) __atomic_load_n(&(field), __ATOMIC_RELAXED)
+#define STORE(field, value) __atomic_store_n(&(field), (value), __ATOMIC_RELAXED)
+
+static void publish(const struct line *next)
+{
+	uint32_t seq = atomic_load_explicit(&published.seq, memory_order_relaxed);
+	struct line *spare = &published.copy[(seq + 1) & 1];
+	const uint64_t *from = (const uint64_t *)next;
+	uint64_t *to = (uint64_t *)spare;
+	for (size_t i = 0; i < sizeof *next / sizeof(uint64_t); i++)
+		STORE(to[i], from[i]);
+	atomic_store_explicit(&published.seq, seq + 1, memory_order_release);
+	writer.current = *next;
+}
+
+static inline uint64_t read_counter(void)
+{
+	return config.fenced ? counter_read_ordered() : counter_read_unfenced();
+}
+
+static inline uint64_t segment_value(const struct segment *s, enum track k, uint64_t t)
+{
+	if (t > s->until)
+		t = s->until;
+	uint64_t delta = t > s->start ? t - s->start : 0;
+	struct conversion c = {.mult = s->mult[k], .shift = (uint32_t)s->shift[k]};
+	return s->base[k] + conversion_apply(&c, delta);
+}
+
+static inline uint64_t line_value(const struct line *l, enum track k, uint64_t t)
+{
+	return segment_value(t >= l->cur.start ? &l->cur : &l->prev, k, t);
+}
+
+/* Kernel readings bracketed by counter reads: the narrowest of a few. */
+struct anchor {
+	uint64_t counter, width;
+	uint64_t ns[TRACKS];
+	int64_t realtime_offset, boottime_offset;
+};
+
+static void take_anchor(struct anchor *a)
+{
+	a->width = UINT64_MAX;
+	for (int i = 0; i < 3; i++) {
+		struct timespec mono, raw;
+		uint64_t before = counter_read_ordered();
+		real_clock_gettime(CLOCK_MONOTONIC, &mono);
+		uint64_t after = counter_read_ordered();
+		real_clock_gettime(CLOCK_MONOTONIC_RAW, &raw);
+		uint64_t after_raw = counter_read_ordered();
+		if (after < before || after - before >= a->width)
+			continue;
+		a->width = after - before;
+		a->counter = before + (after - before) / 2;
+		a->ns[TRACK_MONO] = timespec_to_ns(&mono);
+		/* raw was read later; bring it back to the midpoint on the calibrated slope */
+		uint64_t raw_mid = after + (after_raw - after) / 2;
+		a->ns[TRACK_RAW] = timespec_to_ns(&raw) -
+				   (uint64_t)((long double)(raw_mid - a->counter) * writer.rate[TRACK_RAW]);
+	}
+	struct timespec m1, r, b, m2;
+	real_clock_gettime(CLOCK_MONOTONIC, &m1);
+	real_clock_gettime(CLOCK_REALTIME, &r);
+	real_clock_gettime(CLOCK_BOOTTIME, &b);
+	real_clock_gettime(CLOCK_MONOTONIC, &m2);
+	uint64_t mid = timespec_to_ns(&m1) / 2 + timespec_to_ns(&m2) / 2;
+	a->realtime_offset = (int64_t)(timespec_to_ns(&r) - mid);
+	a->boottime_offset = (int64_t)(timespec_to_ns(&b) - mid);
+}
+
+static void set_slope(struct segment *s, enum track k, long double ns_per_tick)
+{
+	struct conversion c;
+	if (conversion_from_slope(&c, ns_per_tick) != 0)
+		conversion_from_slope(&c, writer.rate[k]);
+	s->mult[k] = c.mult;
+	s->shift[k] = c.shift;
+}
+
+static void refresh_offsets(struct line *next, const struct anchor *a)
+{
+	/* The kernel changes these offsets only by steps (settimeofday, an NTP step,
+	 * suspend). Our measurement of them jitters by a few ns; follow only real changes,
+	 * so REALTIME does not wobble and BOOTTIME never steps back. */
+	int64_t real_old = (int64_t)next->realtime_offset;
+	int64_t diff = a->realtime_offset - real_old;
+	if (diff > 200 || diff < -200)
+		next->realtime_offset = (uint64_t)a->realtime_offset;
+	if (a->boottime_offset > (int64_t)next->boottime_offset + 200)
+		next->boottime_offset = (uint64_t)a->boottime_offset;
+}
+
+/* Called with writer_busy held. `now` is the caller's counter reading. */
+static void resync(uint64_t now)
+{
+	struct line next = writer.current;
+	const struct line *old = &writer.current;
+	struct anchor a;
+	take_anchor(&a);
+
+	/* A long baseline for the kernel's rate: NTP slews it, so restart it every few
+	 * seconds; the error correction below absorbs what the rate misses meanwhile. */
+	uint64_t baseline = a.counter - writer.baseline_counter;
+	long double ticks_per_second = 1e9L / writer.rate[TRACK_MONO];
+	if (baseline > ticks_per_second / 10) {
+		for (int k = 0; k < TRACKS; k++)
+			writer.rate[k] = (long double)(a.ns[k] - writer.baseline_ns[k]) / (long double)baseline;
+	}
+	if (baseline > 4 * ticks_per_second) {
+		writer.baseline_counter = a.counter;
+		writer.baseline_ns[TRACK_MONO] = a.ns[TRACK_MONO];
+		writer.baseline_ns[TRACK_RAW] = a.ns[TRACK_RAW];
+	}
+
+	/* Nobody read the clock for two lives (an idle program, preempted threads): the
+	 * line was clamped, not wrong. It re-anchors without counting as a fault. */
+	bool stale = now >= old->cur.until || a.counter >= old->cur.until;
+	int64_t error = 0;
+	if (!stale) {
+		error = (int64_t)(line_value(old, TRACK_MONO, a.counter) - a.ns[TRACK_MONO]);
+		uint64_t magnitude = error < 0 ? (uint64_t)-error : (uint64_t)error;
+		if (magnitude > atomic_load(&largest_error_ns))
+			atomic_store(&largest_error_ns, magnitude);
+	}
+
+	if (error > (int64_t)config.watchdog_ns) {
+		/* The counter ran ahead of the kernel: it cannot be trusted. Stepping back
+		 * would be the only way to follow, so stop serving instead. */
+		atomic_fetch_add(&fallbacks, 1);
+		next.active = 0;
+		publish(&next);
+		return;
+	}
+
+	uint64_t start = stale ? a.counter : old->cur.until;
+	next.prev = old->cur;
+	next.cur.start = start;
+	for (int k = 0; k < TRACKS; k++) {
+		uint64_t from_old = segment_value(&old->cur, (enum track)k, start);
+		long double elapsed = (long double)(start - a.counter) * writer.rate[k];
+		uint64_t kernel_at_start = a.ns[k] + (int64_t)elapsed;
+		uint64_t base = from_old;
+		if (stale || error < -(int64_t)config.watchdog_ns) {
+			/* Re-anchor on the kernel; never below what the old line handed out. */
+			base = kernel_at_start > from_old ? kernel_at_start : from_old;
+		}
+		next.cur.base[k] = base;
+		/* Reach the kernel's projected value at the next expiry. */
+		long double target = (long double)kernel_at_start +
+				     (long double)writer.life_ticks * writer.rate[k];
+		long double slope = (target - (long double)base) / (long double)writer.life_ticks;
+		/* Slew at most 1/16 away from the kernel's rate (the kernel slews by 500 ppm) */
+		long double lo = writer.rate[k] * 15 / 16, hi = writer.rate[k] * 17 / 16;
+		set_slope(&next.cur, (enum track)k, slope < lo ? lo : slope > hi ? hi : slope);
+	}
+	if (error < -(int64_t)config.watchdog_ns) {
+		atomic_fetch_add(&reanchors, 1);
+		if (++writer.reanchors_in_a_row >= 3) {
+			atomic_fetch_add(&fallbacks, 1);
+			next.active = 0;
+		}
+	} else {
+		writer.reanchors_in_a_row = 0;
+	}
+	next.expiry = start + writer.life_ticks;
+	next.cur.until = next.expiry + writer.life_ticks;
+	refresh_offsets(&next, &a);
+	atomic_fetch_add(&resyncs, 1);
+	publish(&next);
+}
+
+static bool try_resync(uint64_t now)
+{
+	if (atomic_exchange_explicit(&writer_busy, 1, memory_order_acquire) != 0)
+		return false;
+	/* Another caller may have finished a re-synchronization meanwhile. */
+	if (now >= writer.current.expiry && writer.current.active)
+		resync(now);
+	atomic_store_explicit(&writer_busy, 0, memory_order_release);
+	return true;
+}
+
+void clock_after_fork_child(void)
+{
+	/* A thread of the parent may have held the try-lock; it does not exist here. */
+	atomic_store(&writer_busy, 0);
+}
+
+int clock_start(const struct line_setup *setup, char *err, size_t err_size)
+{
+	config.served = setup->served;
+	config.fenced = setup->fenced;
+	config.max_error_ns = setup->max_error_ns;
+	/* Beyond this the disagreement is not drift but a broken counter or a paused VM. */
+	config.watchdog_ns = setup->max_error_ns * 100 > 1000000 ? setup->max_error_ns * 100 : 1000000;
+
+	writer.rate[TRACK_MONO] = writer.rate[TRACK_RAW] = setup->ns_per_tick;
+	/* A segment is used for two lives (to its expiry, then until the next segment takes
+	 * over); in that time the kernel may slew by 500 ppm and our rate may be off by a
+	 * little: keep 2 lives x 1000 ppm within the error bound. */
+	long double life_ns = (long double)setup->max_error_ns / (2 * 1000e-6L);
+	if (life_ns > (long double)setup->resync_ms * 1e6L)
+		life_ns = (long double)setup->resync_ms * 1e6L;
+	if (setup->served & (1u << SERVED_REALTIME) && life_ns > 4e6L)
+		life_ns = 4e6L; /* a wall-clock step shows within 2 lives: under 10 ms */
+	writer.life_ticks = (uint64_t)(life_ns / setup->ns_per_tick);
+	if (writer.life_ticks == 0) {
+		snprintf(err, err_size, "the re-synchronization interval rounds to zero ticks");
+		return -1;
+	}
+
+	struct anchor a;
+	take_anchor(&a);
+	writer.baseline_counter = a.counter;
+	writer.baseline_ns[TRACK_MONO] = a.ns[TRACK_MONO];
+	writer.baseline_ns[TRACK_RAW] = a.ns[TRACK_RAW];
+
+	struct line first = {.active = 1};
+	first.cur.start = a.counter;
+	for (int k = 0; k < TRACKS; k++) {
+		first.cur.base[k] = a.ns[k];
+		set_slope(&first.cur, (enum track)k, setup->ns_per_tick);
+	}
+	first.expiry = a.counter + writer.life_ticks;
+	first.cur.until = first.expiry + writer.life_ticks;
+	first.prev = first.cur;
+	first.realtime_offset = (uint64_t)a.realtime_offset;
+	first.boottime_offset = (uint64_t)a.boottime_offset;
+	publish(&first);
+	return 0;
+}
+
+static inline int served_index(clockid_t clock)
+{
+	switch (clock) {
+	case CLOCK_MONOTONIC: return SERVED_MONOTONIC;
+	case CLOCK_MONOTONIC_RAW: return SERVED_MONOTONIC_RAW;
+	case CLOCK_BOOTTIME: return SERVED_BOOTTIME;
+	case CLOCK_REALTIME: return SERVED_REALTIME;
+	default: return -1;
+	}
+}
+
+int clock_read(clockid_t clock, struct timespec *ts)
+{
+	int which = served_index(clock);
+	if (which < 0 || !(config.served & (1u << which)))
+		return 0;
+	enum track k = which == SERVED_MONOTONIC_RAW ? TRACK_RAW : TRACK_MONO;
+
+	for (;;) {
+		uint32_t seq = atomic_load_explicit(&published.seq, memory_order_acquire);
+		const struct line *p = &published.copy[seq & 1];
+		if (!LOAD(p->active))
+			return 0;
+		uint64_t expiry = LOAD(p->expiry);
+		uint64_t start = LOAD(p->cur.start);
+		const struct segment *sp = &p->cur;
+		uint64_t t = read_counter();
+		if (t < start)
+			sp = &p->prev;
+		struct segment s;
+		s.start = LOAD(sp->start);
+		s.until = LOAD(sp->until);
+		s.base[k] = LOAD(sp->base[k]);
+		s.mult[k] = LOAD(sp->mult[k]);
+		s.shift[k] = LOAD(sp->shift[k]);
+		uint64_t offset = which == SERVED_REALTIME ? LOAD(p->realtime_offset)
+				: which == SERVED_BOOTTIME ? LOAD(p->boottime_offset) : 0;
+		atomic_thread_fence(memory_order_acquire);
+		if (atomic_load_explicit(&published.seq, memory_order_relaxed) != seq)
+			continue; /* a writer published twice meanwhile: read again */
+		if (__builtin_expect(t >= expiry, 0) && try_resync(t))
+			continue; /* we published a new line: use it */
+		uint64_t ns = segment_value(&s, k, t) + offset;
+		ts->tv_sec = (time_t)(ns / 1000000000u);
+		ts->tv_nsec = (long)(ns % 1000000000u);
+		return 1;
+	}
+}
+
+void clock_counters(struct clock_counters *out)
+{
+	uint32_t seq = atomic_load_explicit(&published.seq, memory_order_acquire);
+	const struct line *p = &published.copy[seq & 1];
+	out->active = (int)LOAD(p->active);
+	out->mult = LOAD(p->cur.mult[TRACK_MONO]);
+	out->shift = (uint32_t)LOAD(p->cur.shift[TRACK_MONO]);
+	out->resyncs = atomic_load(&resyncs);
+	out->reanchors = atomic_load(&reanchors);
+	out->fallbacks = atomic_load(&fallbacks);
+	out->largest_error_ns = atomic_load(&largest_error_ns);
+}

@@ -1,0 +1,170 @@
+/* The exported entry points. Each serves its clock from the counter when the gate is
+ * open, and otherwise calls the real function with its return value and errno untouched.
+ *
+ * Calls that arrive before our constructor ran, or re-entrantly while the real symbol is
+ * being looked up (dlsym may allocate, and an allocator may read the clock), are answered
+ * by the clock_gettime system call: always correct, never recursive, no lock. */
+#define _GNU_SOURCE
+#include "shim.h"
+
+#include "refclock.h"
+#include "tscshim.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+typedef int clock_gettime_fn(clockid_t, struct timespec *);
+typedef int gettimeofday_fn(struct timeval *, void *);
+typedef int timespec_get_fn(struct timespec *, int);
+
+static clock_gettime_fn *_Atomic real_cgt;
+static gettimeofday_fn *_Atomic real_gtod;
+static timespec_get_fn *_Atomic real_tsg;
+static _Atomic int resolving; /* 0 never started, 1 in progress, 2 done */
+
+/* glibc declares these pointers nonnull, so the compiler would drop a NULL check; a
+ * caller may still pass NULL, and must get what the real function does with it. */
+static inline bool is_null(const void *p)
+{
+	__asm__("" : "+r"(p));
+	return p == NULL;
+}
+
+static int syscall_clock_gettime(clockid_t clock, struct timespec *ts)
+{
+	return (int)syscall(SYS_clock_gettime, clock, ts);
+}
+
+static void resolve(void)
+{
+	int expected = 0;
+	if (!atomic_compare_exchange_strong(&resolving, &expected, 1))
+		return; /* done, or under way (possibly in this very thread) */
+	atomic_store(&real_cgt, (clock_gettime_fn *)dlsym(RTLD_NEXT, "clock_gettime"));
+	atomic_store(&real_gtod, (gettimeofday_fn *)dlsym(RTLD_NEXT, "gettimeofday"));
+	atomic_store(&real_tsg, (timespec_get_fn *)dlsym(RTLD_NEXT, "timespec_get"));
+	atomic_store(&resolving, 2);
+}
+
+int real_clock_gettime(clockid_t clock, struct timespec *ts)
+{
+	clock_gettime_fn *fn = atomic_load_explicit(&real_cgt, memory_order_acquire);
+	if (__builtin_expect(!fn, 0)) {
+		resolve();
+		fn = atomic_load(&real_cgt);
+		if (!fn)
+			return syscall_clock_gettime(clock, ts);
+	}
+	return fn(clock, ts);
+}
+
+static enum stat_clock stat_of(clockid_t clock)
+{
+	switch (clock) {
+	case CLOCK_MONOTONIC: return STAT_MONOTONIC;
+	case CLOCK_MONOTONIC_RAW: return STAT_MONOTONIC_RAW;
+	case CLOCK_BOOTTIME: return STAT_BOOTTIME;
+	case CLOCK_REALTIME: return STAT_REALTIME;
+	default: return STAT_OTHER;
+	}
+}
+
+static int serve(clockid_t clock, struct timespec *ts)
+{
+	if (__builtin_expect(!is_null(ts), 1) && clock_read(clock, ts)) {
+		if (stats_enabled)
+			stats_count(stat_of(clock), true);
+		return 0;
+	}
+	if (stats_enabled)
+		stats_count(stat_of(clock), false);
+	return real_clock_gettime(clock, ts);
+}
+
+SHIM_EXPORT int clock_gettime(clockid_t clock, struct timespec *ts)
+{
+	return serve(clock, ts);
+}
+
+SHIM_EXPORT int __clock_gettime(clockid_t clock, struct timespec *ts)
+{
+	return serve(clock, ts);
+}
+
+SHIM_EXPORT int gettimeofday(struct timeval *tv, void *tz)
+{
+	struct timespec ts;
+	/* A timezone request is obsolete but must still reach the real function. */
+	if (!is_null(tv) && !tz && clock_read(CLOCK_REALTIME, &ts)) {
+		if (stats_enabled)
+			stats_count(STAT_REALTIME, true);
+		tv->tv_sec = ts.tv_sec;
+		tv->tv_usec = ts.tv_nsec / 1000;
+		return 0;
+	}
+	if (stats_enabled)
+		stats_count(STAT_REALTIME, false);
+	gettimeofday_fn *fn = atomic_load(&real_gtod);
+	if (!fn) {
+		resolve();
+		fn = atomic_load(&real_gtod);
+	}
+	if (fn)
+		return fn(tv, tz);
+	return (int)syscall(SYS_gettimeofday, tv, tz);
+}
+
+SHIM_EXPORT int timespec_get(struct timespec *ts, int base)
+{
+	if (base == TIME_UTC && !is_null(ts) && clock_read(CLOCK_REALTIME, ts)) {
+		if (stats_enabled)
+			stats_count(STAT_REALTIME, true);
+		return base;
+	}
+	if (stats_enabled)
+		stats_count(STAT_REALTIME, false);
+	timespec_get_fn *fn = atomic_load(&real_tsg);
+	if (!fn) {
+		resolve();
+		fn = atomic_load(&real_tsg);
+	}
+	if (fn)
+		return fn(ts, base);
+	if (base != TIME_UTC || is_null(ts))
+		return 0;
+	return syscall_clock_gettime(CLOCK_REALTIME, ts) == 0 ? base : 0;
+}
+
+SHIM_EXPORT int tscshim_status(struct tscshim_status *out)
+{
+	struct clock_counters cc;
+	clock_counters(&cc);
+	memset(out, 0, sizeof *out);
+	out->active = cc.active;
+	memcpy(out->reason, gate.reason, sizeof out->reason);
+	out->reason[sizeof out->reason - 1] = '\0';
+	out->rate_millihz = gate.rate_millihz;
+	out->max_shift_ns = gate.max_shift_ns;
+	out->mult = cc.mult;
+	out->shift = cc.shift;
+	out->served_clocks = gate.served;
+	out->fenced = gate.fenced;
+	out->from_cache = gate.from_cache;
+	out->resyncs = cc.resyncs;
+	out->fallbacks = cc.fallbacks + cc.reanchors;
+	return 0;
+}
+
+/* Early, so that other libraries' constructors that run after ours find the TSC path. */
+__attribute__((constructor(101))) static void shim_load(void)
+{
+	int saved = errno;
+	resolve();
+	refclock_gettime = real_clock_gettime;
+	gate_run();
+	errno = saved;
+}

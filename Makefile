@@ -2,9 +2,9 @@
 CC      ?= cc
 CFLAGS  ?= -O2 -g
 WARN    := -Wall -Wextra -Werror
-BASE    := -std=gnu11 -fPIC -fvisibility=hidden -pthread -Icalib -Iinclude
+BASE    := -std=gnu11 -fno-math-errno -fPIC -fvisibility=hidden -pthread -Icalib -Iinclude
 ALL_CFLAGS = $(BASE) $(WARN) $(CFLAGS)
-LDLIBS  := -pthread -lm
+LDLIBS  := -pthread
 
 B := build
 CALIB_SRC := $(wildcard calib/*.c)
@@ -52,7 +52,7 @@ $(B)/test/probe_%: test/probe_%.c include/tscshim.h
 	$(CC) $(ALL_CFLAGS) $< -o $@ -pthread -ldl
 $(B)/test/bench_clock: test/bench_clock.c $(B)/libtsccalib.a
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $< $(B)/libtsccalib.a -o $@ -pthread -ldl -lm
+	$(CC) $(ALL_CFLAGS) $< $(B)/libtsccalib.a -o $@ -pthread -ldl
 
 test: all $(TEST_BIN) $(PROBE_BIN)
 	@bash test/run-all.sh $(TEST_BIN)

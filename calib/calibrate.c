@@ -3,7 +3,6 @@
 #include "counter.h"
 #include "refclock.h"
 
-#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,8 +57,8 @@ static int fit_line(const struct rate_sample *s, size_t n, const bool *keep, str
 					(f->intercept + f->slope * (long double)(s[i].ref_ns - s[0].ref_ns));
 			sse += r * r;
 		}
-	f->residual_sigma = sqrtl(sse / (long double)(used - 2));
-	f->slope_stderr = f->residual_sigma / sqrtl(sxx);
+	f->residual_sigma = __builtin_sqrtl(sse / (long double)(used - 2));
+	f->slope_stderr = f->residual_sigma / __builtin_sqrtl(sxx);
 	f->n = used;
 	return 0;
 }
@@ -87,7 +86,7 @@ int rate_fit(const struct rate_sample *s, size_t n, struct rate_estimate *out)
 		for (size_t i = 0; i < n; i++) {
 			long double r = (long double)(s[i].counter - s[0].counter) -
 					(f.intercept + f.slope * (long double)(s[i].ref_ns - s[0].ref_ns));
-			if (keep[i] && fabsl(r) > RESIDUAL_SIGMAS * f.residual_sigma)
+			if (keep[i] && (r < 0 ? -r : r) > RESIDUAL_SIGMAS * f.residual_sigma)
 				keep[i] = false;
 		}
 		rc = fit_line(s, n, keep, &f);
@@ -96,7 +95,7 @@ int rate_fit(const struct rate_sample *s, size_t n, struct rate_estimate *out)
 	if (rc != 0 || f.slope <= 0)
 		return -1;
 
-	out->rate_millihz = (uint64_t)llroundl(f.slope * 1e12L);
+	out->rate_millihz = (uint64_t)(f.slope * 1e12L + 0.5L);
 	out->precision_ppm = (double)(3 * f.slope_stderr / f.slope * 1e6L);
 	out->used = (uint32_t)f.n;
 	out->narrowest_ticks = narrowest;

@@ -1,7 +1,5 @@
 #include "convert.h"
 
-#include <math.h>
-
 #define NS_PER_SEC_MILLI 1000000000000ull /* ns per second, times 1000 for millihertz */
 
 int conversion_from_ratio(struct conversion *out, uint64_t ns, uint64_t ticks)
@@ -55,26 +53,50 @@ uint64_t conversion_max_delta(const struct conversion *c)
 	return max > UINT64_MAX ? UINT64_MAX : (uint64_t)max;
 }
 
+/* Scaling by powers of two is exact in long double; loops instead of libm's frexpl and
+ * ldexpl keep libm out of the preloaded library (one more object to load per process). */
+static long double scale2(long double x, int exponent)
+{
+	for (; exponent > 0; exponent--)
+		x *= 2;
+	for (; exponent < 0; exponent++)
+		x /= 2;
+	return x;
+}
+
 int conversion_from_slope(struct conversion *out, long double ns_per_tick)
 {
-	if (!(ns_per_tick > 0) || !isfinite(ns_per_tick))
+	if (!(ns_per_tick > 0) || ns_per_tick > 1e30L)
 		return -1;
-	int exponent;
-	long double fraction = frexpl(ns_per_tick, &exponent); /* [0.5, 1) x 2^exponent */
-	int shift = 64 - exponent;
-	if (shift < 0 || shift > 127)
-		return -1;
-	long double scaled = ceill(ldexpl(fraction, 64));
-	if (scaled >= ldexpl(1.0L, 64)) { /* rounding carried out of 64 bits */
-		scaled = ldexpl(1.0L, 63);
+	/* mult = ceil(slope * 2^shift) in [2^63, 2^64), shift in 0..127 */
+	int shift = 0;
+	long double scaled = ns_per_tick;
+	const long double low = scale2(1.0L, 63), high = scale2(1.0L, 64);
+	while (scaled < low && shift < 127) {
+		scaled *= 2;
+		shift++;
+	}
+	while (scaled >= high) {
+		scaled /= 2;
 		shift--;
 	}
-	out->mult = (uint64_t)scaled;
+	if (shift < 0 || scaled < 1)
+		return -1;
+	uint64_t mult = (uint64_t)scaled; /* exact: a long double holds 64 significant bits */
+	if ((long double)mult < scaled) {
+		if (mult == UINT64_MAX) {
+			mult = 1ull << 63;
+			shift--;
+		} else {
+			mult++;
+		}
+	}
+	out->mult = mult;
 	out->shift = (uint32_t)shift;
 	return 0;
 }
 
 long double conversion_slope(const struct conversion *c)
 {
-	return ldexpl((long double)c->mult, -(int)c->shift);
+	return scale2((long double)c->mult, -(int)c->shift);
 }

@@ -63,3 +63,18 @@ void counter_identify(struct counter_identity *out)
 		trim_brand(out->model);
 	}
 }
+
+void counter_identify_basic(struct counter_identity *out)
+{
+	unsigned a, b, c, d;
+	memset(out, 0, sizeof *out);
+	__cpuid(LEAF_BASIC_FEATURES, a, b, c, d);
+	out->signature = a;
+	out->present = (d >> 4) & 1;
+	out->hypervisor = (c >> 31) & 1;
+	__cpuid(LEAF_EXT_MAX, a, b, c, d);
+	if (a >= LEAF_POWER_MGMT) {
+		__cpuid(LEAF_POWER_MGMT, a, b, c, d);
+		out->invariant = (d >> 8) & 1;
+	}
+}

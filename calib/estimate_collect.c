@@ -80,7 +80,23 @@ static void *collect(void *arg)
 
 int allowed_cpus(int **ids)
 {
-	for (size_t cpus = 1024; cpus <= 1u << 20; cpus *= 2) {
+	/* The common case without a heap allocation for the set itself. */
+	cpu_set_t small;
+	if (sched_getaffinity(0, sizeof small, &small) == 0) {
+		int count = CPU_COUNT(&small);
+		int *list = malloc(sizeof *list * (size_t)(count > 0 ? count : 1));
+		if (!list)
+			return -1;
+		int n = 0;
+		for (int cpu = 0; cpu < CPU_SETSIZE && n < count; cpu++)
+			if (CPU_ISSET(cpu, &small))
+				list[n++] = cpu;
+		*ids = list;
+		return n;
+	}
+	if (errno != EINVAL)
+		return -1;
+	for (size_t cpus = 2 * CPU_SETSIZE; cpus <= 1u << 20; cpus *= 2) {
 		cpu_set_t *set = CPU_ALLOC(cpus);
 		size_t size = CPU_ALLOC_SIZE(cpus);
 		if (!set)

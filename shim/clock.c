@@ -18,38 +18,47 @@
  */
 #define _GNU_SOURCE
 #include "shim.h"
+#include "line.h"
 
 #include "convert.h"
 #include "counter.h"
 #include "refclock.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/mman.h>
 
-enum track { TRACK_MONO, TRACK_RAW, TRACKS };
+struct published_line published;
+struct clock_config clock_config;
 
-struct segment {
-	uint64_t start, until;   /* counter range; clamped at until */
-	uint64_t base[TRACKS];   /* ns at start */
-	uint64_t mult[TRACKS];
-	uint64_t shift[TRACKS];
-};
+/* The writer try-lock. A fork child must find it free: a thread of the parent may have
+ * held it, and that thread does not exist in the child. It lives on a page of its own that
+ * the kernel wipes in a fork child (MADV_WIPEONFORK), which costs nothing at load;
+ * pthread_atfork would allocate, the first malloc of many processes (0.1-0.2 ms here).
+ * Before clock_start, and where the kernel lacks the advice, it points at a static word
+ * and pthread_atfork resets it. */
+static _Atomic int fallback_lock;
+static _Atomic int *writer_busy = &fallback_lock;
 
-struct line {
-	uint64_t active;
-	uint64_t expiry;          /* counter value after which a caller re-synchronizes */
-	struct segment cur, prev;
-	uint64_t realtime_offset; /* REALTIME - MONOTONIC, two's complement */
-	uint64_t boottime_offset; /* BOOTTIME - MONOTONIC */
-};
+static void lock_reset_in_child(void)
+{
+	atomic_store(writer_busy, 0);
+}
 
-static struct {
-	_Atomic uint32_t seq;
-	struct line copy[2];
-} published;
+static void setup_fork_safe_lock(void)
+{
+	void *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (page != MAP_FAILED && madvise(page, 4096, MADV_WIPEONFORK) == 0) {
+		writer_busy = page;
+		return;
+	}
+	if (page != MAP_FAILED)
+		munmap(page, 4096);
+	pthread_atfork(NULL, NULL, lock_reset_in_child);
+}
 
 /* Writer-only state, guarded by writer_busy. */
-static _Atomic int writer_busy;
 static struct {
 	long double rate[TRACKS];            /* ns per tick, refined on a long baseline */
 	uint64_t baseline_counter;
@@ -60,16 +69,12 @@ static struct {
 } writer;
 
 static struct {
-	uint32_t served;
-	bool fenced;
 	uint64_t max_error_ns;
 	uint64_t watchdog_ns;
 } config;
 
 static _Atomic uint64_t resyncs, reanchors, fallbacks, largest_error_ns;
 
-#define LOAD(field) __atomic_load_n(&(field), __ATOMIC_RELAXED)
-#define STORE(field, value) __atomic_store_n(&(field), (value), __ATOMIC_RELAXED)
 
 static void publish(const struct line *next)
 {
@@ -81,20 +86,6 @@ static void publish(const struct line *next)
 		STORE(to[i], from[i]);
 	atomic_store_explicit(&published.seq, seq + 1, memory_order_release);
 	writer.current = *next;
-}
-
-static inline uint64_t read_counter(void)
-{
-	return config.fenced ? counter_read_ordered() : counter_read_unfenced();
-}
-
-static inline uint64_t segment_value(const struct segment *s, enum track k, uint64_t t)
-{
-	if (t > s->until)
-		t = s->until;
-	uint64_t delta = t > s->start ? t - s->start : 0;
-	struct conversion c = {.mult = s->mult[k], .shift = (uint32_t)s->shift[k]};
-	return s->base[k] + conversion_apply(&c, delta);
 }
 
 static inline uint64_t line_value(const struct line *l, enum track k, uint64_t t)
@@ -240,27 +231,21 @@ static void resync(uint64_t now)
 	publish(&next);
 }
 
-static bool try_resync(uint64_t now)
+bool clock_try_resync(uint64_t now)
 {
-	if (atomic_exchange_explicit(&writer_busy, 1, memory_order_acquire) != 0)
+	if (atomic_exchange_explicit(writer_busy, 1, memory_order_acquire) != 0)
 		return false;
 	/* Another caller may have finished a re-synchronization meanwhile. */
 	if (now >= writer.current.expiry && writer.current.active)
 		resync(now);
-	atomic_store_explicit(&writer_busy, 0, memory_order_release);
+	atomic_store_explicit(writer_busy, 0, memory_order_release);
 	return true;
-}
-
-void clock_after_fork_child(void)
-{
-	/* A thread of the parent may have held the try-lock; it does not exist here. */
-	atomic_store(&writer_busy, 0);
 }
 
 int clock_start(const struct line_setup *setup, char *err, size_t err_size)
 {
-	config.served = setup->served;
-	config.fenced = setup->fenced;
+	clock_config.fenced = setup->fenced;
+	setup_fork_safe_lock();
 	config.max_error_ns = setup->max_error_ns;
 	/* Beyond this the disagreement is not drift but a broken counter or a paused VM. */
 	config.watchdog_ns = setup->max_error_ns * 100 > 1000000 ? setup->max_error_ns * 100 : 1000000;
@@ -298,54 +283,46 @@ int clock_start(const struct line_setup *setup, char *err, size_t err_size)
 	first.realtime_offset = (uint64_t)a.realtime_offset;
 	first.boottime_offset = (uint64_t)a.boottime_offset;
 	publish(&first);
+	/* Opened last: until now every call went to the real function. */
+	uint32_t by_id = 0;
+	static const clockid_t ids[SERVED_CLOCK_COUNT] = {
+		[SERVED_MONOTONIC] = CLOCK_MONOTONIC, [SERVED_MONOTONIC_RAW] = CLOCK_MONOTONIC_RAW,
+		[SERVED_BOOTTIME] = CLOCK_BOOTTIME, [SERVED_REALTIME] = CLOCK_REALTIME};
+	for (int i = 0; i < SERVED_CLOCK_COUNT; i++)
+		if (setup->served & (1u << i))
+			by_id |= 1u << ids[i];
+	atomic_store_explicit(&clock_config.served_ids, by_id, memory_order_release);
 	return 0;
 }
 
-static inline int served_index(clockid_t clock)
+int clock_read_slow(clockid_t clock, struct timespec *ts, uint64_t t)
 {
-	switch (clock) {
-	case CLOCK_MONOTONIC: return SERVED_MONOTONIC;
-	case CLOCK_MONOTONIC_RAW: return SERVED_MONOTONIC_RAW;
-	case CLOCK_BOOTTIME: return SERVED_BOOTTIME;
-	case CLOCK_REALTIME: return SERVED_REALTIME;
-	default: return -1;
-	}
-}
-
-int clock_read(clockid_t clock, struct timespec *ts)
-{
-	int which = served_index(clock);
-	if (which < 0 || !(config.served & (1u << which)))
-		return 0;
-	enum track k = which == SERVED_MONOTONIC_RAW ? TRACK_RAW : TRACK_MONO;
-
+	enum track k = clock == CLOCK_MONOTONIC_RAW ? TRACK_RAW : TRACK_MONO;
 	for (;;) {
 		uint32_t seq = atomic_load_explicit(&published.seq, memory_order_acquire);
 		const struct line *p = &published.copy[seq & 1];
-		if (!LOAD(p->active))
-			return 0;
-		uint64_t expiry = LOAD(p->expiry);
-		uint64_t start = LOAD(p->cur.start);
-		const struct segment *sp = &p->cur;
-		uint64_t t = read_counter();
-		if (t < start)
-			sp = &p->prev;
+		const struct segment *sp = t >= LOAD(p->cur.start) ? &p->cur : &p->prev;
 		struct segment s;
 		s.start = LOAD(sp->start);
 		s.until = LOAD(sp->until);
 		s.base[k] = LOAD(sp->base[k]);
 		s.mult[k] = LOAD(sp->mult[k]);
 		s.shift[k] = LOAD(sp->shift[k]);
-		uint64_t offset = which == SERVED_REALTIME ? LOAD(p->realtime_offset)
-				: which == SERVED_BOOTTIME ? LOAD(p->boottime_offset) : 0;
+		uint64_t active = LOAD(p->active);
+		uint64_t expiry = LOAD(p->expiry);
+		uint64_t offset = clock == CLOCK_REALTIME ? LOAD(p->realtime_offset)
+				: clock == CLOCK_BOOTTIME ? LOAD(p->boottime_offset) : 0;
 		atomic_thread_fence(memory_order_acquire);
 		if (atomic_load_explicit(&published.seq, memory_order_relaxed) != seq)
 			continue; /* a writer published twice meanwhile: read again */
-		if (__builtin_expect(t >= expiry, 0) && try_resync(t))
-			continue; /* we published a new line: use it */
-		uint64_t ns = segment_value(&s, k, t) + offset;
-		ts->tv_sec = (time_t)(ns / 1000000000u);
-		ts->tv_nsec = (long)(ns % 1000000000u);
+		if (!active)
+			return 0;
+		if (t >= expiry && clock_try_resync(t)) {
+			/* We published a new line: take a fresh reading on it. */
+			t = clock_config.fenced ? counter_read_ordered() : counter_read_unfenced();
+			continue;
+		}
+		ns_to_timespec(segment_value(&s, k, t) + offset, ts);
 		return 1;
 	}
 }

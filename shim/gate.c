@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <pthread.h>
+#include <sched.h>
 
 struct gate_result gate = {.max_shift_ns = UINT64_MAX};
 
@@ -53,16 +54,32 @@ static int measure(const struct option_values *o, const struct counter_identity 
 {
 	char boot_id[sizeof ((struct cache_record *)0)->boot_id], clocksource[64], err[256];
 	read_boot_id(boot_id, sizeof boot_id);
-	read_current_clocksource(clocksource, sizeof clocksource);
+	clocksource[0] = '\0';
+	if (o->num[OPT_REQUIRE_TSC_CLOCKSOURCE])
+		read_current_clocksource(clocksource, sizeof clocksource);
 
-	int *cpus = NULL;
-	int cpu_count = allowed_cpus(&cpus);
-	if (cpu_count < 1) {
-		pass_through("cannot read the CPU affinity");
-		return -1;
+	/* The cache key needs only the set's size and hash: on a warm start nothing else
+	 * would allocate, so the common case stays off the heap. */
+	int cpu_count;
+	uint64_t set_hash;
+	cpu_set_t set;
+	if (sched_getaffinity(0, sizeof set, &set) == 0) {
+		int ids[CPU_SETSIZE];
+		cpu_count = 0;
+		for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
+			if (CPU_ISSET(cpu, &set))
+				ids[cpu_count++] = cpu;
+		set_hash = cache_cpu_set_hash(ids, (uint32_t)cpu_count);
+	} else {
+		int *cpus = NULL;
+		cpu_count = allowed_cpus(&cpus);
+		if (cpu_count < 1) {
+			pass_through("cannot read the CPU affinity");
+			return -1;
+		}
+		set_hash = cache_cpu_set_hash(cpus, (uint32_t)cpu_count);
+		free(cpus);
 	}
-	uint64_t set_hash = cache_cpu_set_hash(cpus, (uint32_t)cpu_count);
-	free(cpus);
 
 	char path[OPTION_TEXT_MAX + 64] = "";
 	bool use_cache = strcmp(o->text[OPT_CACHE], "off") != 0;
@@ -150,8 +167,8 @@ void gate_run(void)
 {
 	struct option_values o;
 	char err[256];
+	uint64_t began = refclock_now_ns(CLOCK_MONOTONIC);
 
-	pthread_atfork(NULL, NULL, clock_after_fork_child);
 	if (getauxval(AT_SECURE)) {
 		/* setuid and the like: the environment and the cache belong to someone else. */
 		pass_through("secure execution: environment and cache ignored, passing through");
@@ -176,7 +193,7 @@ void gate_run(void)
 		pass_through("TSCSHIM_CLOCKS=none");
 	} else {
 		struct counter_identity id;
-		counter_identify(&id);
+		counter_identify_basic(&id);
 		struct verdict v;
 		if (measure(&o, &id, &v) == 0) {
 			snprintf(gate.reason, sizeof gate.reason, "%s", v.reason);
@@ -196,9 +213,10 @@ void gate_run(void)
 		}
 	}
 	if (verbosity >= 1)
-		say("%s: %s (rate %llu.%03llu Hz%s, %s reads)",
+		say("%s: %s (rate %llu.%03llu Hz%s, %s reads, decided in %llu us)",
 		    gate.active ? "serving from the TSC" : "passing through", gate.reason,
 		    (unsigned long long)(gate.rate_millihz / 1000),
 		    (unsigned long long)(gate.rate_millihz % 1000),
-		    gate.from_cache ? ", from cache" : "", gate.fenced ? "fenced" : "unfenced");
+		    gate.from_cache ? ", from cache" : "", gate.fenced ? "fenced" : "unfenced",
+		    (unsigned long long)((refclock_now_ns(CLOCK_MONOTONIC) - began) / 1000));
 }

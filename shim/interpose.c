@@ -6,6 +6,7 @@
  * by the clock_gettime system call: always correct, never recursive, no lock. */
 #define _GNU_SOURCE
 #include "shim.h"
+#include "line.h"
 
 #include "refclock.h"
 #include "tscshim.h"

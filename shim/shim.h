@@ -22,11 +22,9 @@ struct line_setup {
 	uint32_t served;          /* bit set of enum served_clock */
 	bool fenced;
 };
-/* Anchors the first line on the kernel's clocks and opens the TSC path. */
+/* Anchors the first line on the kernel's clocks and opens the TSC path. The hot path,
+ * clock_read(), is in line.h. */
 int clock_start(const struct line_setup *setup, char *err, size_t err_size);
-/* 1 with *ts filled when the clock is served from the counter; 0: call the real function. */
-int clock_read(clockid_t clock, struct timespec *ts);
-void clock_after_fork_child(void);
 
 struct clock_counters {
 	uint64_t resyncs, reanchors, fallbacks, largest_error_ns;

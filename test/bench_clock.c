@@ -3,7 +3,8 @@
  *   LD_PRELOAD=build/libtscshim.so build/test/bench_clock [CALLS]
  * Variants, interleaved over rounds, median per variant:
  *   shim     clock_gettime as an unmodified program calls it (the shim when preloaded)
- *   vdso     the real libc clock_gettime, found with dlsym(RTLD_NEXT)
+ *   vdso     the real libc clock_gettime (looked up in libc itself: RTLD_NEXT from the
+ *            main program would find the preloaded shim)
  *   syscall  syscall(SYS_clock_gettime)
  *   floor    the bare counter read (fenced or not, as the shim is) + multiply-shift +
  *            timespec split: what the shim cannot go below */
@@ -15,6 +16,7 @@
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -77,7 +79,17 @@ int main(int argc, char **argv)
 {
 	long calls = argc > 1 ? atol(argv[1]) : 2000000;
 	enum { ROUNDS = 11 };
-	vdso = (clock_fn *)dlsym(RTLD_NEXT, "clock_gettime");
+	void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+	vdso = libc ? (clock_fn *)dlsym(libc, "clock_gettime") : NULL;
+	if (!vdso || (void *)vdso == dlsym(RTLD_DEFAULT, "tscshim_status")) {
+		fprintf(stderr, "bench_clock: cannot find libc's clock_gettime\n");
+		return 2;
+	}
+	Dl_info where;
+	if (dladdr((void *)vdso, &where) == 0 || !where.dli_fname || !strstr(where.dli_fname, "libc")) {
+		fprintf(stderr, "bench_clock: clock_gettime resolved outside libc\n");
+		return 2;
+	}
 	int (*status)(struct tscshim_status *) = (int (*)(struct tscshim_status *))dlsym(RTLD_DEFAULT, "tscshim_status");
 	struct tscshim_status st = {0};
 	if (status)

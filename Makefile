@@ -17,6 +17,8 @@ SHIM_OBJ  := $(SHIM_SRC:%.c=$(B)/%.o)
 TEST_BIN  := $(TEST_SRC:test/%.c=$(B)/test/%)
 PROBE_SRC := $(wildcard test/probe_*.c) test/bench_clock.c
 PROBE_BIN := $(PROBE_SRC:test/%.c=$(B)/test/%)
+TESTLIB_SRC := $(wildcard test/lib_*.c)
+TESTLIB_BIN := $(TESTLIB_SRC:test/lib_%.c=$(B)/test/lib%.so)
 
 TARGETS := $(B)/tscshim $(B)/libtsccalib.a
 ifneq ($(SHIM_SRC),)
@@ -54,7 +56,11 @@ $(B)/test/bench_clock: test/bench_clock.c $(B)/libtsccalib.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $< $(B)/libtsccalib.a -o $@ -pthread -ldl
 
-test: all $(TEST_BIN) $(PROBE_BIN)
+$(B)/test/lib%.so: test/lib_%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -shared $< -o $@ -ldl
+
+test: all $(TEST_BIN) $(PROBE_BIN) $(TESTLIB_BIN)
 	@bash test/run-all.sh $(TEST_BIN)
 
 clean:

@@ -190,3 +190,80 @@ CC
 	run "$TSCSHIM" run
 	[ "$status" -eq 2 ]
 }
+
+@test "shim: a library whose constructor reads the clock, preloaded before and after the shim" {
+	early="$ROOT/build/test/libearly.so"
+	for order in "$early:$SHIM" "$SHIM:$early"; do
+		LD_PRELOAD="$order" run "$PROBE" compare 200 1000
+		echo "$order: $output"
+		[ "$status" -eq 0 ]
+		[[ "$output" == *"early ok"* ]]
+	done
+}
+
+@test "shim: a malloc wrapper that reads the clock neither deadlocks nor breaks the clock" {
+	wrapper="$ROOT/build/test/libmalloc_clock.so"
+	for order in "$wrapper:$SHIM" "$SHIM:$wrapper"; do
+		LD_PRELOAD="$order" run timeout 20 "$PROBE" compare 200 1000
+		echo "$order: $output"
+		[ "$status" -eq 0 ]
+	done
+	LD_PRELOAD="$wrapper:$SHIM" run timeout 20 python3 -c 'import time; print(time.monotonic_ns() > 0)'
+	[ "$status" -eq 0 ]
+	[ "$output" = "True" ]
+}
+
+@test "shim: a corrupt cache is reported, ignored and rebuilt" {
+	require_reliable
+	cache="$BATS_TEST_TMPDIR/c"
+	printf 'tscshim-cache 1\ngarbage\n' >"$cache"
+	chmod 600 "$cache"
+	TSCSHIM_CACHE="$cache" TSCSHIM_VERBOSE=1 LD_PRELOAD="$SHIM" run "$PROBE" status
+	[[ "$output" == *"active=1"* ]]
+	[[ "$output" == *"from_cache=0"* ]]
+	[[ "$output" == *"$cache"* ]]
+	TSCSHIM_CACHE="$cache" LD_PRELOAD="$SHIM" run "$PROBE" status
+	[[ "$output" == *"from_cache=1"* ]]
+}
+
+@test "shim: a cache writable by others or behind a symlink is never trusted" {
+	require_reliable
+	cache="$BATS_TEST_TMPDIR/c"
+	TSCSHIM_CACHE="$cache" LD_PRELOAD="$SHIM" "$PROBE" status >/dev/null
+	chmod 666 "$cache"
+	TSCSHIM_CACHE="$cache" LD_PRELOAD="$SHIM" run "$PROBE" status
+	[[ "$output" == *"from_cache=0"* ]]
+	ln -s "$cache" "$BATS_TEST_TMPDIR/link"
+	chmod 600 "$cache"
+	TSCSHIM_CACHE="$BATS_TEST_TMPDIR/link" LD_PRELOAD="$SHIM" run "$PROBE" status
+	[[ "$output" == *"from_cache=0"* ]]
+	[[ "$output" == *"active=1"* ]]
+}
+
+@test "shim: fork from a threaded parent, children read the clock at once" {
+	require_reliable
+	LD_PRELOAD="$SHIM" run timeout 20 python3 -c '
+import os, threading, time
+stop = False
+def spin():
+    while not stop: time.monotonic_ns()
+ts = [threading.Thread(target=spin) for _ in range(3)]
+for t in ts: t.start()
+pids = []
+for _ in range(20):
+    pid = os.fork()
+    if pid == 0:
+        last = 0
+        for _ in range(20000):
+            v = time.monotonic_ns()
+            if v < last: os._exit(1)
+            last = v
+        os._exit(0)
+    pids.append(pid)
+bad = sum(os.waitpid(p, 0)[1] != 0 for p in pids)
+stop = True
+for t in ts: t.join()
+print("bad", bad); assert bad == 0'
+	echo "$output"
+	[ "$status" -eq 0 ]
+}

@@ -78,3 +78,12 @@ bench: all $(B)/test/bench_clock
 	test/bench-startup.sh 50
 
 .PHONY: figures-calib bench
+
+# Opt-in, as root: slews the kernel's frequency by +/-500 ppm and steps the wall clock,
+# restoring both on every exit path. Never part of `make test`.
+$(B)/test/clock_adjust: test/clock_adjust.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $< -o $@
+test-clock-adjust: all $(B)/test/clock_adjust
+	LD_PRELOAD=$(CURDIR)/$(B)/libtscshim.so $(B)/test/clock_adjust 3 1000
+.PHONY: test-clock-adjust

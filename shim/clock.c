@@ -59,10 +59,13 @@ static void setup_fork_safe_lock(void)
 }
 
 /* Writer-only state, guarded by writer_busy. */
+enum { HISTORY = 16 };
 static struct {
-	long double rate[TRACKS];            /* ns per tick, refined on a long baseline */
-	uint64_t baseline_counter;
-	uint64_t baseline_ns[TRACKS];
+	long double rate[TRACKS];            /* the kernel's ns per tick, recently measured */
+	struct {
+		uint64_t counter, ns[TRACKS];
+	} history[HISTORY];                  /* recent anchors, a ring */
+	uint32_t history_next, history_used;
 	uint64_t life_ticks;
 	uint64_t reanchors_in_a_row;
 	struct line current;                 /* what was last published */
@@ -97,37 +100,60 @@ static inline uint64_t line_value(const struct line *l, enum track k, uint64_t t
 struct anchor {
 	uint64_t counter, width;
 	uint64_t ns[TRACKS];
-	int64_t realtime_offset, boottime_offset;
+	/* Each offset read between two MONOTONIC reads m1 < m2 lies in [x - m2, x - m1]. */
+	int64_t realtime_lo, realtime_hi, boottime_lo, boottime_hi;
 };
+
+/* Wider than this, an offset bracket was interrupted: not worth using. */
+#define OFFSET_BRACKET_MAX_NS 4000
+
+/* The narrowest of three brackets of one kernel clock between two ordered counter reads. */
+static void bracket(clockid_t clock, uint64_t *counter, uint64_t *width, uint64_t *ns)
+{
+	*width = UINT64_MAX;
+	for (int i = 0; i < 3; i++) {
+		struct timespec ts;
+		uint64_t before = counter_read_ordered();
+		real_clock_gettime(clock, &ts);
+		uint64_t after = counter_read_ordered();
+		if (after < before || after - before >= *width)
+			continue;
+		*width = after - before;
+		*counter = before + (after - before) / 2;
+		*ns = timespec_to_ns(&ts);
+	}
+}
 
 static void take_anchor(struct anchor *a)
 {
-	a->width = UINT64_MAX;
+	uint64_t raw_counter, raw_width, raw_ns;
+	bracket(CLOCK_MONOTONIC, &a->counter, &a->width, &a->ns[TRACK_MONO]);
+	bracket(CLOCK_MONOTONIC_RAW, &raw_counter, &raw_width, &raw_ns);
+	/* Bring RAW to the same counter point, a few hundred ns away, on its own slope. */
+	long double shift = ((long double)raw_counter - (long double)a->counter) * writer.rate[TRACK_RAW];
+	a->ns[TRACK_RAW] = (uint64_t)((long double)raw_ns - shift);
+
+	uint64_t narrowest = UINT64_MAX;
 	for (int i = 0; i < 3; i++) {
-		struct timespec mono, raw;
-		uint64_t before = counter_read_ordered();
-		real_clock_gettime(CLOCK_MONOTONIC, &mono);
-		uint64_t after = counter_read_ordered();
-		real_clock_gettime(CLOCK_MONOTONIC_RAW, &raw);
-		uint64_t after_raw = counter_read_ordered();
-		if (after < before || after - before >= a->width)
+		struct timespec m1, r, b, m2;
+		real_clock_gettime(CLOCK_MONOTONIC, &m1);
+		real_clock_gettime(CLOCK_REALTIME, &r);
+		real_clock_gettime(CLOCK_BOOTTIME, &b);
+		real_clock_gettime(CLOCK_MONOTONIC, &m2);
+		uint64_t lo = timespec_to_ns(&m1), hi = timespec_to_ns(&m2);
+		if (hi - lo >= narrowest)
 			continue;
-		a->width = after - before;
-		a->counter = before + (after - before) / 2;
-		a->ns[TRACK_MONO] = timespec_to_ns(&mono);
-		/* raw was read later; bring it back to the midpoint on the calibrated slope */
-		uint64_t raw_mid = after + (after_raw - after) / 2;
-		a->ns[TRACK_RAW] = timespec_to_ns(&raw) -
-				   (uint64_t)((long double)(raw_mid - a->counter) * writer.rate[TRACK_RAW]);
+		narrowest = hi - lo;
+		a->realtime_lo = (int64_t)(timespec_to_ns(&r) - hi);
+		a->realtime_hi = (int64_t)(timespec_to_ns(&r) - lo);
+		a->boottime_lo = (int64_t)(timespec_to_ns(&b) - hi);
+		a->boottime_hi = (int64_t)(timespec_to_ns(&b) - lo);
 	}
-	struct timespec m1, r, b, m2;
-	real_clock_gettime(CLOCK_MONOTONIC, &m1);
-	real_clock_gettime(CLOCK_REALTIME, &r);
-	real_clock_gettime(CLOCK_BOOTTIME, &b);
-	real_clock_gettime(CLOCK_MONOTONIC, &m2);
-	uint64_t mid = timespec_to_ns(&m1) / 2 + timespec_to_ns(&m2) / 2;
-	a->realtime_offset = (int64_t)(timespec_to_ns(&r) - mid);
-	a->boottime_offset = (int64_t)(timespec_to_ns(&b) - mid);
+}
+
+static bool offset_changed(int64_t current, int64_t lo, int64_t hi)
+{
+	return (current < lo || current > hi) && hi - lo <= OFFSET_BRACKET_MAX_NS;
 }
 
 static void set_slope(struct segment *s, enum track k, long double ns_per_tick)
@@ -141,15 +167,26 @@ static void set_slope(struct segment *s, enum track k, long double ns_per_tick)
 
 static void refresh_offsets(struct line *next, const struct anchor *a)
 {
-	/* The kernel changes these offsets only by steps (settimeofday, an NTP step,
-	 * suspend). Our measurement of them jitters by a few ns; follow only real changes,
-	 * so REALTIME does not wobble and BOOTTIME never steps back. */
-	int64_t real_old = (int64_t)next->realtime_offset;
-	int64_t diff = a->realtime_offset - real_old;
-	if (diff > 200 || diff < -200)
-		next->realtime_offset = (uint64_t)a->realtime_offset;
-	if (a->boottime_offset > (int64_t)next->boottime_offset + 200)
-		next->boottime_offset = (uint64_t)a->boottime_offset;
+	/* The kernel changes these offsets only by steps (settimeofday, an NTP step, a
+	 * suspend). Keep ours while the new measurement's interval still holds it, so REALTIME
+	 * does not wobble; move only when a narrow interval excludes it (a preempted
+	 * measurement must not become the offset). BOOTTIME's offset only grows. */
+	int64_t real = (int64_t)next->realtime_offset;
+	if (offset_changed(real, a->realtime_lo, a->realtime_hi))
+		next->realtime_offset = (uint64_t)(a->realtime_lo + (a->realtime_hi - a->realtime_lo) / 2);
+	int64_t boot = (int64_t)next->boottime_offset;
+	if (boot < a->boottime_lo && offset_changed(boot, a->boottime_lo, a->boottime_hi))
+		next->boottime_offset = (uint64_t)(a->boottime_lo + (a->boottime_hi - a->boottime_lo) / 2);
+}
+
+static void remember_anchor(const struct anchor *a)
+{
+	writer.history[writer.history_next].counter = a->counter;
+	for (int k = 0; k < TRACKS; k++)
+		writer.history[writer.history_next].ns[k] = a->ns[k];
+	writer.history_next = (writer.history_next + 1) % HISTORY;
+	if (writer.history_used < HISTORY)
+		writer.history_used++;
 }
 
 /* Called with writer_busy held. `now` is the caller's counter reading. */
@@ -160,19 +197,20 @@ static void resync(uint64_t now)
 	struct anchor a;
 	take_anchor(&a);
 
-	/* A long baseline for the kernel's rate: NTP slews it, so restart it every few
-	 * seconds; the error correction below absorbs what the rate misses meanwhile. */
-	uint64_t baseline = a.counter - writer.baseline_counter;
-	long double ticks_per_second = 1e9L / writer.rate[TRACK_MONO];
-	if (baseline > ticks_per_second / 10) {
-		for (int k = 0; k < TRACKS; k++)
-			writer.rate[k] = (long double)(a.ns[k] - writer.baseline_ns[k]) / (long double)baseline;
+	/* The kernel's rate over a short recent baseline (at least 4 lives, about 2 ms at
+	 * the default bound): long enough that bracket jitter matters little (~15 ppm), short
+	 * enough to follow a frequency change by NTP or adjtimex within milliseconds. */
+	for (uint32_t i = 1; i <= writer.history_used; i++) {
+		uint32_t at = (writer.history_next + HISTORY - i) % HISTORY;
+		uint64_t baseline = a.counter - writer.history[at].counter;
+		if (baseline >= 4 * writer.life_ticks) {
+			for (int k = 0; k < TRACKS; k++)
+				writer.rate[k] = (long double)(a.ns[k] - writer.history[at].ns[k]) /
+						 (long double)baseline;
+			break;
+		}
 	}
-	if (baseline > 4 * ticks_per_second) {
-		writer.baseline_counter = a.counter;
-		writer.baseline_ns[TRACK_MONO] = a.ns[TRACK_MONO];
-		writer.baseline_ns[TRACK_RAW] = a.ns[TRACK_RAW];
-	}
+	remember_anchor(&a);
 
 	/* Nobody read the clock for two lives (an idle program, preempted threads): the
 	 * line was clamped, not wrong. It re-anchors without counting as a fault. */
@@ -267,9 +305,7 @@ int clock_start(const struct line_setup *setup, char *err, size_t err_size)
 
 	struct anchor a;
 	take_anchor(&a);
-	writer.baseline_counter = a.counter;
-	writer.baseline_ns[TRACK_MONO] = a.ns[TRACK_MONO];
-	writer.baseline_ns[TRACK_RAW] = a.ns[TRACK_RAW];
+	remember_anchor(&a);
 
 	struct line first = {.active = 1};
 	first.cur.start = a.counter;
@@ -280,8 +316,8 @@ int clock_start(const struct line_setup *setup, char *err, size_t err_size)
 	first.expiry = a.counter + writer.life_ticks;
 	first.cur.until = first.expiry + writer.life_ticks;
 	first.prev = first.cur;
-	first.realtime_offset = (uint64_t)a.realtime_offset;
-	first.boottime_offset = (uint64_t)a.boottime_offset;
+	first.realtime_offset = (uint64_t)(a.realtime_lo + (a.realtime_hi - a.realtime_lo) / 2);
+	first.boottime_offset = (uint64_t)(a.boottime_lo + (a.boottime_hi - a.boottime_lo) / 2);
 	publish(&first);
 	/* Opened last: until now every call went to the real function. */
 	uint32_t by_id = 0;

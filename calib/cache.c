@@ -5,6 +5,7 @@
  * is bounded by the file's length. */
 #define _GNU_SOURCE
 #include "cache.h"
+#include "text.h"
 
 #include "counter.h"
 #include "estimate.h"
@@ -106,17 +107,21 @@ int cache_default_path(const char *xdg_runtime_dir, char *buf, size_t size)
 	if (!buf || size == 0)
 		return -1;
 	struct stat st;
-	int n;
+	/* Built without snprintf: this runs on the shim's warm start (see text.h). */
+	struct text t = text_start(buf, size);
 	/* Another user's directory could hold a file we would trust as our own. */
 	if (xdg_runtime_dir && xdg_runtime_dir[0] == '/' && stat(xdg_runtime_dir, &st) == 0 &&
 	    S_ISDIR(st.st_mode) && st.st_uid == geteuid()) {
 		size_t len = strlen(xdg_runtime_dir);
-		n = snprintf(buf, size, "%s%stscshim.cache", xdg_runtime_dir,
-			     xdg_runtime_dir[len - 1] == '/' ? "" : "/");
+		text_add(&t, xdg_runtime_dir);
+		text_add(&t, xdg_runtime_dir[len - 1] == '/' ? "" : "/");
+		text_add(&t, "tscshim.cache");
 	} else {
-		n = snprintf(buf, size, "/tmp/tscshim-%u.cache", (unsigned)geteuid());
+		text_add(&t, "/tmp/tscshim-");
+		text_add_u64(&t, geteuid());
+		text_add(&t, ".cache");
 	}
-	if (n < 0 || (size_t)n >= size) {
+	if (t.truncated) {
 		buf[0] = '\0';
 		return -1;
 	}

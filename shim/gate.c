@@ -9,6 +9,7 @@
 #include "estimate.h"
 #include "refclock.h"
 #include "system.h"
+#include "text.h"
 #include "verdict.h"
 
 #include <stdarg.h>
@@ -84,8 +85,10 @@ static int measure(const struct option_values *o, const struct counter_identity 
 	char path[OPTION_TEXT_MAX + 64] = "";
 	bool use_cache = strcmp(o->text[OPT_CACHE], "off") != 0;
 	if (use_cache) {
-		if (o->text[OPT_CACHE][0])
-			snprintf(path, sizeof path, "%s", o->text[OPT_CACHE]);
+		if (o->text[OPT_CACHE][0]) {
+			struct text t = text_start(path, sizeof path); /* no printf at load: text.h */
+			text_add(&t, o->text[OPT_CACHE]);
+		}
 		else if (cache_default_path(getenv("XDG_RUNTIME_DIR"), path, sizeof path) != 0)
 			use_cache = false;
 	}
@@ -196,7 +199,8 @@ void gate_run(void)
 		counter_identify_basic(&id);
 		struct verdict v;
 		if (measure(&o, &id, &v) == 0) {
-			snprintf(gate.reason, sizeof gate.reason, "%s", v.reason);
+			memcpy(gate.reason, v.reason, sizeof gate.reason);
+			gate.reason[sizeof gate.reason - 1] = '\0';
 			if (v.reliable) {
 				struct line_setup setup = {
 					.ns_per_tick = 1e12L / (long double)gate.rate_millihz,

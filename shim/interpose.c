@@ -22,10 +22,32 @@ typedef int clock_gettime_fn(clockid_t, struct timespec *);
 typedef int gettimeofday_fn(struct timeval *, void *);
 typedef int timespec_get_fn(struct timespec *, int);
 
-static clock_gettime_fn *_Atomic real_cgt;
-static gettimeofday_fn *_Atomic real_gtod;
-static timespec_get_fn *_Atomic real_tsg;
-static _Atomic int resolving; /* 0 never started, 1 in progress, 2 done */
+/* Each real function is looked up on first need: at load only clock_gettime is (the
+ * others serve pass-through calls, and each lookup costs ~10 us at start-up). */
+struct real_symbol {
+	const char *name;
+	void *_Atomic address;
+	_Atomic int state; /* 0 not looked up, 1 lookup under way, 2 done */
+};
+
+static struct real_symbol real_cgt = {.name = "clock_gettime"};
+static struct real_symbol real_gtod = {.name = "gettimeofday"};
+static struct real_symbol real_tsg = {.name = "timespec_get"};
+
+/* The real function, or NULL while its lookup is under way (possibly in this very thread:
+ * dlsym may allocate, and an allocator may read the clock). */
+static void *real(struct real_symbol *sym)
+{
+	void *address = atomic_load_explicit(&sym->address, memory_order_acquire);
+	if (__builtin_expect(address != NULL, 1))
+		return address;
+	int expected = 0;
+	if (!atomic_compare_exchange_strong(&sym->state, &expected, 1))
+		return atomic_load_explicit(&sym->address, memory_order_acquire);
+	atomic_store_explicit(&sym->address, dlsym(RTLD_NEXT, sym->name), memory_order_release);
+	atomic_store(&sym->state, 2);
+	return atomic_load(&sym->address);
+}
 
 /* glibc declares these pointers nonnull, so the compiler would drop a NULL check; a
  * caller may still pass NULL, and must get what the real function does with it. */
@@ -40,26 +62,11 @@ static int syscall_clock_gettime(clockid_t clock, struct timespec *ts)
 	return (int)syscall(SYS_clock_gettime, clock, ts);
 }
 
-static void resolve(void)
-{
-	int expected = 0;
-	if (!atomic_compare_exchange_strong(&resolving, &expected, 1))
-		return; /* done, or under way (possibly in this very thread) */
-	atomic_store(&real_cgt, (clock_gettime_fn *)dlsym(RTLD_NEXT, "clock_gettime"));
-	atomic_store(&real_gtod, (gettimeofday_fn *)dlsym(RTLD_NEXT, "gettimeofday"));
-	atomic_store(&real_tsg, (timespec_get_fn *)dlsym(RTLD_NEXT, "timespec_get"));
-	atomic_store(&resolving, 2);
-}
-
 int real_clock_gettime(clockid_t clock, struct timespec *ts)
 {
-	clock_gettime_fn *fn = atomic_load_explicit(&real_cgt, memory_order_acquire);
-	if (__builtin_expect(!fn, 0)) {
-		resolve();
-		fn = atomic_load(&real_cgt);
-		if (!fn)
-			return syscall_clock_gettime(clock, ts);
-	}
+	clock_gettime_fn *fn = (clock_gettime_fn *)real(&real_cgt);
+	if (__builtin_expect(!fn, 0))
+		return syscall_clock_gettime(clock, ts);
 	return fn(clock, ts);
 }
 
@@ -109,11 +116,7 @@ SHIM_EXPORT int gettimeofday(struct timeval *tv, void *tz)
 	}
 	if (stats_enabled)
 		stats_count(STAT_REALTIME, false);
-	gettimeofday_fn *fn = atomic_load(&real_gtod);
-	if (!fn) {
-		resolve();
-		fn = atomic_load(&real_gtod);
-	}
+	gettimeofday_fn *fn = (gettimeofday_fn *)real(&real_gtod);
 	if (fn)
 		return fn(tv, tz);
 	return (int)syscall(SYS_gettimeofday, tv, tz);
@@ -128,11 +131,7 @@ SHIM_EXPORT int timespec_get(struct timespec *ts, int base)
 	}
 	if (stats_enabled)
 		stats_count(STAT_REALTIME, false);
-	timespec_get_fn *fn = atomic_load(&real_tsg);
-	if (!fn) {
-		resolve();
-		fn = atomic_load(&real_tsg);
-	}
+	timespec_get_fn *fn = (timespec_get_fn *)real(&real_tsg);
 	if (fn)
 		return fn(ts, base);
 	if (base != TIME_UTC || is_null(ts))
@@ -164,7 +163,7 @@ SHIM_EXPORT int tscshim_status(struct tscshim_status *out)
 __attribute__((constructor(101))) static void shim_load(void)
 {
 	int saved = errno;
-	resolve();
+	real(&real_cgt);
 	refclock_gettime = real_clock_gettime;
 	gate_run();
 	errno = saved;

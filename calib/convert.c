@@ -2,6 +2,18 @@
 
 #define NS_PER_SEC_MILLI 1000000000000ull /* ns per second, times 1000 for millihertz */
 
+/* Rounding mult up keeps results at or above the exact value (see convert.h). If it
+ * carries out of 64 bits, one bit of precision goes. */
+static void round_mult_up(uint64_t *mult, int *shift)
+{
+	if (*mult == UINT64_MAX) {
+		*mult = 1ull << 63;
+		(*shift)--;
+	} else {
+		(*mult)++;
+	}
+}
+
 int conversion_from_ratio(struct conversion *out, uint64_t ns, uint64_t ticks)
 {
 	if (ns == 0 || ticks == 0)
@@ -11,7 +23,7 @@ int conversion_from_ratio(struct conversion *out, uint64_t ns, uint64_t ticks)
 	 * bits until mult has its top bit set. Exact, and never needs more than 128 bits. */
 	uint64_t mult = ns / ticks;
 	unsigned __int128 rem = ns % ticks;
-	uint32_t shift = 0;
+	int shift = 0;
 	while (mult < (1ull << 63) && shift < 127) {
 		rem <<= 1;
 		mult <<= 1;
@@ -21,20 +33,10 @@ int conversion_from_ratio(struct conversion *out, uint64_t ns, uint64_t ticks)
 		}
 		shift++;
 	}
-	/* Round up: then (delta * mult) >> shift is never below the exact value, exceeds it
-	 * by under delta * 2^-shift (< 2^-63 of the result), so its floor errs by less than
-	 * 1 ns and an exact integer converts exactly. If rounding carries out of 64 bits,
-	 * give up one bit of precision. */
-	if (rem != 0) {
-		if (mult == UINT64_MAX) {
-			mult = 1ull << 63;
-			shift--;
-		} else {
-			mult++;
-		}
-	}
+	if (rem != 0)
+		round_mult_up(&mult, &shift);
 	out->mult = mult;
-	out->shift = shift;
+	out->shift = (uint32_t)shift;
 	return 0;
 }
 
@@ -83,14 +85,8 @@ int conversion_from_slope(struct conversion *out, long double ns_per_tick)
 	if (shift < 0 || scaled < 1)
 		return -1;
 	uint64_t mult = (uint64_t)scaled; /* exact: a long double holds 64 significant bits */
-	if ((long double)mult < scaled) {
-		if (mult == UINT64_MAX) {
-			mult = 1ull << 63;
-			shift--;
-		} else {
-			mult++;
-		}
-	}
+	if ((long double)mult < scaled)
+		round_mult_up(&mult, &shift);
 	out->mult = mult;
 	out->shift = (uint32_t)shift;
 	return 0;

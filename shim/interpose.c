@@ -145,8 +145,14 @@ SHIM_EXPORT int tscshim_status(struct tscshim_status *out)
 	clock_counters(&cc);
 	memset(out, 0, sizeof *out);
 	out->active = cc.active;
-	memcpy(out->reason, gate.reason, sizeof out->reason);
-	out->reason[sizeof out->reason - 1] = '\0';
+	if (gate.active && !cc.active) {
+		static const char stopped[] =
+			"the watchdog stopped serving: the counter and the kernel's clock disagreed";
+		memcpy(out->reason, stopped, sizeof stopped);
+	} else {
+		memcpy(out->reason, gate.reason, sizeof out->reason);
+		out->reason[sizeof out->reason - 1] = '\0';
+	}
 	out->rate_millihz = gate.rate_millihz;
 	out->max_shift_ns = gate.max_shift_ns;
 	out->mult = cc.mult;

@@ -147,6 +147,35 @@ static void rejects_zero(void)
 	CHECK(conversion_from_rate(&c, 0) == -1);
 }
 
+/* The re-synchronization's slopes: the same parameters as the exact rational
+ * construction (to the last unit of mult), and the slope read back. */
+static void slopes_match_exact_ratios(void)
+{
+	static const uint64_t rates[] = {2096008000123ull, 1000000000000ull, 3333000000000ull,
+					 25000000000ull, 999999999999ull};
+	for (size_t i = 0; i < sizeof rates / sizeof rates[0]; i++) {
+		struct conversion exact_c, slope_c;
+		CHECK(conversion_from_rate(&exact_c, rates[i]) == 0);
+		CHECK(conversion_from_slope(&slope_c, 1e12L / (long double)rates[i]) == 0);
+		CHECK_EQ_U64(slope_c.shift, exact_c.shift);
+		uint64_t d = slope_c.mult > exact_c.mult ? slope_c.mult - exact_c.mult
+							 : exact_c.mult - slope_c.mult;
+		CHECK(d <= 1);
+		long double back = conversion_slope(&slope_c);
+		long double want = 1e12L / (long double)rates[i];
+		CHECK(back >= want && (back - want) / want < 1e-18L);
+	}
+}
+
+static void bad_slopes_are_refused(void)
+{
+	struct conversion c;
+	CHECK(conversion_from_slope(&c, 0) == -1);
+	CHECK(conversion_from_slope(&c, -1) == -1);
+	CHECK(conversion_from_slope(&c, 1e40L) == -1);
+	CHECK(conversion_from_slope(&c, 0.0L / 0.0L) == -1);
+}
+
 int main(void)
 {
 	RUN(fio_published_figures);
@@ -156,5 +185,7 @@ int main(void)
 	RUN(within_one_ns_everywhere);
 	RUN(slow_counter_range_is_stated);
 	RUN(rejects_zero);
+	RUN(slopes_match_exact_ratios);
+	RUN(bad_slopes_are_refused);
 	return unit_finish();
 }

@@ -78,7 +78,6 @@ static struct {
 
 static _Atomic uint64_t resyncs, reanchors, fallbacks, largest_error_ns;
 
-
 static void publish(const struct line *next)
 {
 	uint32_t seq = atomic_load_explicit(&published.seq, memory_order_relaxed);
@@ -90,22 +89,6 @@ static void publish(const struct line *next)
 	atomic_store_explicit(&published.seq, seq + 1, memory_order_release);
 	writer.current = *next;
 }
-
-static inline uint64_t line_value(const struct line *l, enum track k, uint64_t t)
-{
-	return segment_value(t >= l->cur.start ? &l->cur : &l->prev, k, t);
-}
-
-/* Kernel readings bracketed by counter reads: the narrowest of a few. */
-struct anchor {
-	uint64_t counter, width;
-	uint64_t ns[TRACKS];
-	/* Each offset read between two MONOTONIC reads m1 < m2 lies in [x - m2, x - m1]. */
-	int64_t realtime_lo, realtime_hi, boottime_lo, boottime_hi;
-};
-
-/* Wider than this, an offset bracket was interrupted: not worth using. */
-#define OFFSET_BRACKET_MAX_NS 4000
 
 /* The narrowest of three brackets of one kernel clock between two ordered counter reads. */
 static void bracket(clockid_t clock, uint64_t *counter, uint64_t *width, uint64_t *ns)
@@ -126,8 +109,8 @@ static void bracket(clockid_t clock, uint64_t *counter, uint64_t *width, uint64_
 
 static void take_anchor(struct anchor *a)
 {
-	uint64_t raw_counter, raw_width, raw_ns;
-	bracket(CLOCK_MONOTONIC, &a->counter, &a->width, &a->ns[TRACK_MONO]);
+	uint64_t raw_counter, raw_width, raw_ns, width;
+	bracket(CLOCK_MONOTONIC, &a->counter, &width, &a->ns[TRACK_MONO]);
 	bracket(CLOCK_MONOTONIC_RAW, &raw_counter, &raw_width, &raw_ns);
 	/* Bring RAW to the same counter point, a few hundred ns away, on its own slope. */
 	long double shift = ((long double)raw_counter - (long double)a->counter) * writer.rate[TRACK_RAW];
@@ -151,34 +134,6 @@ static void take_anchor(struct anchor *a)
 	}
 }
 
-static bool offset_changed(int64_t current, int64_t lo, int64_t hi)
-{
-	return (current < lo || current > hi) && hi - lo <= OFFSET_BRACKET_MAX_NS;
-}
-
-static void set_slope(struct segment *s, enum track k, long double ns_per_tick)
-{
-	struct conversion c;
-	if (conversion_from_slope(&c, ns_per_tick) != 0)
-		conversion_from_slope(&c, writer.rate[k]);
-	s->mult[k] = c.mult;
-	s->shift[k] = c.shift;
-}
-
-static void refresh_offsets(struct line *next, const struct anchor *a)
-{
-	/* The kernel changes these offsets only by steps (settimeofday, an NTP step, a
-	 * suspend). Keep ours while the new measurement's interval still holds it, so REALTIME
-	 * does not wobble; move only when a narrow interval excludes it (a preempted
-	 * measurement must not become the offset). BOOTTIME's offset only grows. */
-	int64_t real = (int64_t)next->realtime_offset;
-	if (offset_changed(real, a->realtime_lo, a->realtime_hi))
-		next->realtime_offset = (uint64_t)(a->realtime_lo + (a->realtime_hi - a->realtime_lo) / 2);
-	int64_t boot = (int64_t)next->boottime_offset;
-	if (boot < a->boottime_lo && offset_changed(boot, a->boottime_lo, a->boottime_hi))
-		next->boottime_offset = (uint64_t)(a->boottime_lo + (a->boottime_hi - a->boottime_lo) / 2);
-}
-
 static void remember_anchor(const struct anchor *a)
 {
 	writer.history[writer.history_next].counter = a->counter;
@@ -192,8 +147,6 @@ static void remember_anchor(const struct anchor *a)
 /* Called with writer_busy held. `now` is the caller's counter reading. */
 static void resync(uint64_t now)
 {
-	struct line next = writer.current;
-	const struct line *old = &writer.current;
 	struct anchor a;
 	take_anchor(&a);
 
@@ -212,61 +165,33 @@ static void resync(uint64_t now)
 	}
 	remember_anchor(&a);
 
-	/* Nobody read the clock for two lives (an idle program, preempted threads): the
-	 * line was clamped, not wrong. It re-anchors without counting as a fault. */
-	bool stale = now >= old->cur.until || a.counter >= old->cur.until;
-	int64_t error = 0;
-	if (!stale) {
-		error = (int64_t)(line_value(old, TRACK_MONO, a.counter) - a.ns[TRACK_MONO]);
-		uint64_t magnitude = error < 0 ? (uint64_t)-error : (uint64_t)error;
+	struct plan_inputs in = {
+		.old = &writer.current,
+		.anchor = &a,
+		.now = now,
+		.rate = {writer.rate[TRACK_MONO], writer.rate[TRACK_RAW]},
+		.life_ticks = writer.life_ticks,
+		.watchdog_ns = config.watchdog_ns,
+		.reanchors_in_a_row = writer.reanchors_in_a_row,
+	};
+	struct plan plan;
+	segment_plan(&in, &plan);
+	if (plan.error_measured) {
+		uint64_t magnitude = plan.error_ns < 0 ? (uint64_t)-plan.error_ns : (uint64_t)plan.error_ns;
 		if (magnitude > atomic_load(&largest_error_ns))
 			atomic_store(&largest_error_ns, magnitude);
 	}
-
-	if (error > (int64_t)config.watchdog_ns) {
-		/* The counter ran ahead of the kernel: it cannot be trusted. Stepping back
-		 * would be the only way to follow, so stop serving instead. */
-		atomic_fetch_add(&fallbacks, 1);
-		next.active = 0;
-		publish(&next);
-		return;
-	}
-
-	uint64_t start = stale ? a.counter : old->cur.until;
-	next.prev = old->cur;
-	next.cur.start = start;
-	for (int k = 0; k < TRACKS; k++) {
-		uint64_t from_old = segment_value(&old->cur, (enum track)k, start);
-		long double elapsed = (long double)(start - a.counter) * writer.rate[k];
-		uint64_t kernel_at_start = a.ns[k] + (int64_t)elapsed;
-		uint64_t base = from_old;
-		if (stale || error < -(int64_t)config.watchdog_ns) {
-			/* Re-anchor on the kernel; never below what the old line handed out. */
-			base = kernel_at_start > from_old ? kernel_at_start : from_old;
-		}
-		next.cur.base[k] = base;
-		/* Reach the kernel's projected value at the next expiry. */
-		long double target = (long double)kernel_at_start +
-				     (long double)writer.life_ticks * writer.rate[k];
-		long double slope = (target - (long double)base) / (long double)writer.life_ticks;
-		/* Slew at most 1/16 away from the kernel's rate (the kernel slews by 500 ppm) */
-		long double lo = writer.rate[k] * 15 / 16, hi = writer.rate[k] * 17 / 16;
-		set_slope(&next.cur, (enum track)k, slope < lo ? lo : slope > hi ? hi : slope);
-	}
-	if (error < -(int64_t)config.watchdog_ns) {
+	if (plan.outcome == PLAN_REANCHOR || (plan.outcome == PLAN_STOP && plan.error_ns < 0)) {
 		atomic_fetch_add(&reanchors, 1);
-		if (++writer.reanchors_in_a_row >= 3) {
-			atomic_fetch_add(&fallbacks, 1);
-			next.active = 0;
-		}
+		writer.reanchors_in_a_row++;
 	} else {
 		writer.reanchors_in_a_row = 0;
 	}
-	next.expiry = start + writer.life_ticks;
-	next.cur.until = next.expiry + writer.life_ticks;
-	refresh_offsets(&next, &a);
-	atomic_fetch_add(&resyncs, 1);
-	publish(&next);
+	if (plan.outcome == PLAN_STOP)
+		atomic_fetch_add(&fallbacks, 1);
+	else
+		atomic_fetch_add(&resyncs, 1);
+	publish(&plan.next);
 }
 
 bool clock_try_resync(uint64_t now)
@@ -307,17 +232,8 @@ int clock_start(const struct line_setup *setup, char *err, size_t err_size)
 	take_anchor(&a);
 	remember_anchor(&a);
 
-	struct line first = {.active = 1};
-	first.cur.start = a.counter;
-	for (int k = 0; k < TRACKS; k++) {
-		first.cur.base[k] = a.ns[k];
-		set_slope(&first.cur, (enum track)k, setup->ns_per_tick);
-	}
-	first.expiry = a.counter + writer.life_ticks;
-	first.cur.until = first.expiry + writer.life_ticks;
-	first.prev = first.cur;
-	first.realtime_offset = (uint64_t)(a.realtime_lo + (a.realtime_hi - a.realtime_lo) / 2);
-	first.boottime_offset = (uint64_t)(a.boottime_lo + (a.boottime_hi - a.boottime_lo) / 2);
+	struct line first;
+	segment_first(&first, &a, setup->ns_per_tick, writer.life_ticks);
 	publish(&first);
 	/* Opened last: until now every call went to the real function. */
 	uint32_t by_id = 0;

@@ -5,28 +5,12 @@
 
 #include "convert.h"
 #include "counter.h"
+#include "segment.h"
 
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
-
-enum track { TRACK_MONO, TRACK_RAW, TRACKS };
-
-struct segment {
-	uint64_t start, until;   /* counter range; clamped at until */
-	uint64_t base[TRACKS];   /* ns at start */
-	uint64_t mult[TRACKS];
-	uint64_t shift[TRACKS];
-};
-
-struct line {
-	uint64_t active;
-	uint64_t expiry;          /* counter value after which a caller re-synchronizes */
-	struct segment cur, prev;
-	uint64_t realtime_offset; /* REALTIME - MONOTONIC, two's complement */
-	uint64_t boottime_offset; /* BOOTTIME - MONOTONIC */
-};
 
 struct published_line {
 	_Atomic uint32_t seq;
@@ -47,15 +31,6 @@ bool clock_try_resync(uint64_t now);
 
 #define LOAD(field) __atomic_load_n(&(field), __ATOMIC_RELAXED)
 #define STORE(field, value) __atomic_store_n(&(field), (value), __ATOMIC_RELAXED)
-
-static inline uint64_t segment_value(const struct segment *s, enum track k, uint64_t t)
-{
-	if (t > s->until)
-		t = s->until;
-	uint64_t delta = t > s->start ? t - s->start : 0;
-	struct conversion c = {.mult = s->mult[k], .shift = (uint32_t)s->shift[k]};
-	return s->base[k] + conversion_apply(&c, delta);
-}
 
 /* The rare cases, out of line: inactive, expired, or a counter value before the current
  * segment (a thread preempted between its read and its load of the line). */

@@ -267,3 +267,27 @@ print("bad", bad); assert bad == 0'
 	echo "$output"
 	[ "$status" -eq 0 ]
 }
+
+@test "shim: unfenced mode (TSCSHIM_FENCE=0) is served, agrees with the kernel and keeps per-thread order" {
+	require_reliable
+	TSCSHIM_FENCE=0 LD_PRELOAD="$SHIM" run "$PROBE" status
+	[[ "$output" == *"active=1"* ]]
+	[[ "$output" == *"fenced=0"* ]]
+	TSCSHIM_FENCE=0 LD_PRELOAD="$SHIM" run "$PROBE" compare 5000 1000
+	echo "$output"
+	[ "$status" -eq 0 ]
+	TSCSHIM_FENCE=0 TSCSHIM_MAX_ERROR_NS=100 LD_PRELOAD="$SHIM" run "$PROBE" monotonic 300 4
+	echo "$output"
+	[[ "$output" == *"violations=0"* ]]
+}
+
+@test "shim: TSCSHIM_CLOCKS narrows the served clocks" {
+	require_reliable
+	stats="$BATS_TEST_TMPDIR/stats"
+	TSCSHIM_CLOCKS=monotonic TSCSHIM_STATS="$stats" LD_PRELOAD="$SHIM" run "$PROBE" compare 100 1000
+	[ "$status" -eq 0 ]
+	cat "$stats"
+	[ "$(stat_served "$stats" monotonic)" -ge 100 ]
+	[ "$(stat_served "$stats" realtime)" -eq 0 ]
+	[ "$(stat_served "$stats" boottime)" -eq 0 ]
+}

@@ -44,9 +44,17 @@ const struct option_spec option_table[OPTION_COUNT] = {
 static void fail(char *err, size_t err_size, const struct option_spec *spec, const char *text,
 		 const char *why)
 {
-	if (err && err_size)
-		snprintf(err, err_size, "%s: invalid value '%.64s%s': %s", spec->name, text,
-			 strlen(text) > 64 ? "..." : "", why);
+	if (!err || !err_size)
+		return;
+	/* The value is echoed, cut short and with control characters shown as '?', so the
+	 * message stays one printable line whatever the variable holds. */
+	char shown[65];
+	size_t n = 0;
+	for (; text[n] && n < 64; n++)
+		shown[n] = (unsigned char)text[n] < 0x20 || text[n] == 0x7f ? '?' : text[n];
+	shown[n] = '\0';
+	snprintf(err, err_size, "%s: invalid value '%s%s': %s", spec->name, shown,
+		 text[n] ? "..." : "", why);
 }
 
 /* Whole string, decimal digits only: no sign, no space, no base prefix, no overflow. */

@@ -11,6 +11,8 @@ enum { EXIT_RELIABLE = 0, EXIT_NOT_RELIABLE = 1, EXIT_USAGE = 2 };
 int command_calib(int argc, char **argv);
 int command_options(int argc, char **argv);
 int command_run(int argc, char **argv);
+int command_bench(int argc, char **argv);
+int command_ab(int argc, char **argv);
 
 /* run_cmd.c: where libtscshim.so is, and LD_PRELOAD with it appended. */
 int cli_default_library(char *buf, size_t size);

@@ -1,5 +1,6 @@
 /* The `tscshim` command: one program, one subcommand per job. */
 #include "cli.h"
+#include "bench.h"
 
 #include "tscshim.h"
 
@@ -15,6 +16,8 @@ static void usage(FILE *out)
 		"  calib     measure whether this machine's TSC may serve time, and why\n"
 		"  run       run a command with the shim preloaded: tscshim run -- CMD [ARGS]\n"
 		"  options   list the TSCSHIM_* environment variables (--markdown for the README)\n"
+		"  bench     per-call cost of each clock: libc, syscall, shim, floor; --drift: error\n"
+		"  ab        run a command alternately without and with the shim and compare: tscshim ab -- CMD\n"
 		"\n"
 		"tscshim --help | --version; tscshim COMMAND --help\n");
 }
@@ -38,6 +41,13 @@ int main(int argc, char **argv)
 		return command_calib(argc - 1, argv + 1);
 	if (strcmp(command, "run") == 0)
 		return command_run(argc - 1, argv + 1);
+	if (strcmp(command, "bench") == 0)
+		return command_bench(argc - 1, argv + 1);
+	if (strcmp(command, "ab") == 0)
+		return command_ab(argc - 1, argv + 1);
+	/* Internal: bench re-executes itself under the shim as this; not in the usage. */
+	if (strcmp(command, "__bench-worker") == 0)
+		return command_bench_worker(argc - 1, argv + 1);
 	if (strcmp(command, "options") == 0)
 		return command_options(argc - 1, argv + 1);
 	fprintf(stderr, "tscshim: unknown command '%s' (try tscshim --help)\n", command);

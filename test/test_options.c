@@ -57,6 +57,15 @@ static void huge_overflow_is_invalid(void) { rejects_and_keeps_old_value("999999
 static void below_range_is_invalid(void) { rejects_and_keeps_old_value("0", "out of range"); }
 static void above_range_is_invalid(void) { rejects_and_keeps_old_value("1000000001", "out of range"); }
 
+static void control_characters_are_not_echoed(void)
+{
+	options_set_defaults(&values);
+	CHECK(parse(OPT_PROBES, "1\n2\x1b[2J") == -1);
+	CHECK(strchr(err, '\n') == NULL);
+	CHECK(strchr(err, '\x1b') == NULL);
+	CHECK(strstr(err, "'1?2?[2J'") != NULL);
+}
+
 static void booleans_are_zero_or_one(void)
 {
 	options_set_defaults(&values);
@@ -138,6 +147,7 @@ int main(void)
 	RUN(huge_overflow_is_invalid);
 	RUN(below_range_is_invalid);
 	RUN(above_range_is_invalid);
+	RUN(control_characters_are_not_echoed);
 	RUN(booleans_are_zero_or_one);
 	RUN(clock_lists);
 	RUN(strings_have_a_length_limit);

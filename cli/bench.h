@@ -1,0 +1,114 @@
+/* Shared by bench, its worker, drift and ab: sample statistics, the child protocol and
+ * plotting. Internal to the command. */
+#ifndef TSCSHIM_CLI_BENCH_H
+#define TSCSHIM_CLI_BENCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/time.h>
+#include <time.h>
+
+/* What is timed. The shim variants run in a child with the shim preloaded; the others in
+ * the command itself, which is not preloaded. */
+enum bench_variant { V_REAL, V_SYSCALL, V_SHIM_FENCED, V_SHIM_UNFENCED, V_FLOOR_FENCED,
+		     V_FLOOR_UNFENCED, BENCH_VARIANTS };
+enum bench_clock { C_MONOTONIC, C_MONOTONIC_RAW, C_BOOTTIME, C_REALTIME, C_GETTIMEOFDAY,
+		   BENCH_CLOCKS };
+
+extern const char *const bench_variant_names[BENCH_VARIANTS];
+extern const char *const bench_clock_names[BENCH_CLOCKS];
+
+/* Quantiles kept per cell for the CDF plots: 0, 0.5 %, ..., 100 %. */
+enum { BENCH_QUANTILES = 201 };
+
+/* One (variant, clock, thread) cell; thread -1 is all threads together. */
+struct bench_cell {
+	bool present;
+	long calls;
+	double mean, p50, p90, p99, p999, max; /* ns per call */
+	double q[BENCH_QUANTILES];
+};
+
+/* Sorts v (n > 0) and fills the summary of a cell from it. */
+void bench_summarize(double *v, size_t n, struct bench_cell *out);
+/* The p-quantile (0..1) of sorted v, nearest rank. */
+double bench_quantile(const double *sorted, size_t n, double p);
+void bench_sort(double *v, size_t n);
+
+/* Worker settings shared by the parent (in-process variants) and the child. */
+struct bench_work {
+	long calls;   /* per thread, per clock */
+	int threads;
+};
+
+/* Runs `variant` on every clock with w->threads threads, and calls emit for each cell
+ * (thread 0..threads-1, then -1). ticks_to_ns converts the batch timings. Returns 0 or -1
+ * with one line on stderr. */
+typedef void bench_emit_fn(void *ctx, int variant, int clock, int thread, const struct bench_cell *cell);
+int bench_run_variant(int variant, const struct bench_work *w, bench_emit_fn *emit, void *ctx);
+
+/* The protocol on the worker's pipe, one cell a line:
+ *   cell VARIANT CLOCK THREAD CALLS MEAN P50 P90 P99 P999 MAX Q0 .. Q200
+ * and one status line:  shim ACTIVE FENCED RATE_MILLIHZ REASON... */
+void bench_write_cell(FILE *out, int variant, int clock, int thread, const struct bench_cell *c);
+
+/* The worker (tscshim __bench-worker): the hidden subcommand the child runs. */
+int command_bench_worker(int argc, char **argv);
+
+/* The command's own executable, for re-executing itself. */
+int bench_self_path(char *buf, size_t size);
+
+/* Ticks to ns for batch timing: the shim's calibrated rate when it is loaded, else a short
+ * calibration. Returns 0 or -1. */
+int bench_timing_setup(void);
+double bench_ticks_to_ns(uint64_t ticks);
+
+/* libc's own clock_gettime and gettimeofday (never the shim's). NULL if not found. */
+typedef int bench_cgt_fn(int, struct timespec *);
+typedef int bench_gtod_fn(struct timeval *, void *);
+void bench_real_functions(bench_cgt_fn **cgt, bench_gtod_fn **gtod);
+
+/* The shim's status as the worker reports it on its first line. */
+struct bench_shim_status {
+	int loaded, active, fenced;
+	unsigned long long rate_millihz;
+	char reason[192];
+};
+int bench_parse_status(const char *line, struct bench_shim_status *out);
+
+/* Starts `tscshim __bench-worker ARGS...` with the shim preloaded and TSCSHIM_FENCE set to
+ * fence (0 or 1; -1 leaves it), its stdout on *out. Returns 0, or -1 after one line. */
+int bench_spawn_worker(char *const *args, int fence, FILE **out, int *pid);
+/* Waits for the worker; 0 if it exited with status 0, else -1 after one line. */
+int bench_wait_worker(int pid);
+
+/* Matches "--name VALUE" or "--name=VALUE" at argv[*i]: 1 and *value set, 0 if another
+ * option, -1 after one line on stderr if the value is missing. */
+int bench_option(const char *command, int argc, char **argv, int *i, const char *name, const char **value);
+
+/* Drift (bench --drift): the child's sampling loop and the parent's report. */
+int bench_drift_worker(double seconds);
+int bench_drift(double seconds, bool json, const char *plot);
+int plot_cleanup(const char *dir);
+/* set terminal/output/title for TERMINAL ("png" or "svg") into script S. */
+void plot_header(FILE *s, const char *terminal, const char *file, const char *title);
+
+/* Plotting through gnuplot. plot_available() looks for it on PATH; when it is absent it
+ * prints exactly one line on stderr and returns false. plot_run() runs SCRIPT (which
+ * reads data files already written to DIR) and prints one line on failure. */
+bool plot_available(const char *command);
+int plot_tempdir(char *dir, size_t size);
+int plot_run(const char *command, const char *dir, const char *script);
+/* "png" or "svg" from the file name; NULL (after one line on stderr) otherwise. */
+const char *plot_terminal(const char *command, const char *file);
+
+/* Parses a whole decimal number in [min, max]. Returns 0 or -1. */
+int bench_parse_long(const char *text, long min, long max, long *out);
+int bench_parse_double(const char *text, double min, double max, double *out);
+
+/* JSON string escaping for free text (reasons, commands). */
+void json_string(FILE *out, const char *s);
+
+#endif

@@ -1,0 +1,343 @@
+/* tscshim bench: the per-call cost of every clock, for every way of reading it, side by
+ * side in one run. The real function, the system call and the floor run here (this
+ * process is not preloaded); the shim runs in two children, fenced and unfenced, which
+ * re-execute this command with the shim preloaded and send their cells on a pipe. */
+#define _GNU_SOURCE
+#include "bench.h"
+#include "cli.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DEFAULT_CALLS 200000
+
+struct results {
+	int threads;
+	struct bench_cell *cells; /* [variant][clock][thread + 1] */
+	struct bench_shim_status shim[2]; /* [0] unfenced child, [1] fenced child */
+};
+
+static struct bench_cell *cell_at(struct results *r, int variant, int clock, int thread)
+{
+	return &r->cells[((size_t)variant * BENCH_CLOCKS + (size_t)clock) * (size_t)(r->threads + 1) +
+			 (size_t)(thread + 1)];
+}
+
+static void store_cell(void *ctx, int variant, int clock, int thread, const struct bench_cell *cell)
+{
+	*cell_at(ctx, variant, clock, thread) = *cell;
+}
+
+static int parse_cell_line(char *line, struct results *r)
+{
+	int variant, clock, thread, used;
+	struct bench_cell c = {.present = true};
+	if (sscanf(line, "cell %d %d %d %ld %lf %lf %lf %lf %lf %lf%n", &variant, &clock, &thread,
+		   &c.calls, &c.mean, &c.p50, &c.p90, &c.p99, &c.p999, &c.max, &used) != 10)
+		return -1;
+	if (variant < 0 || variant >= BENCH_VARIANTS || clock < 0 || clock >= BENCH_CLOCKS ||
+	    thread < -1 || thread >= r->threads)
+		return -1;
+	char *p = line + used;
+	for (int i = 0; i < BENCH_QUANTILES; i++) {
+		char *end;
+		c.q[i] = strtod(p, &end);
+		if (end == p)
+			return -1;
+		p = end;
+	}
+	*cell_at(r, variant, clock, thread) = c;
+	return 0;
+}
+
+/* One shim variant in a child: fenced or unfenced, as TSCSHIM_FENCE tells the shim. */
+static int run_child(int variant, const struct bench_work *w, struct results *r)
+{
+	char v[16], calls[32], threads[16];
+	snprintf(v, sizeof v, "%d", variant);
+	snprintf(calls, sizeof calls, "%ld", w->calls);
+	snprintf(threads, sizeof threads, "%d", w->threads);
+	char *args[] = {"cells", v, calls, threads, NULL};
+	int fenced = variant == V_SHIM_FENCED;
+	FILE *in;
+	int pid;
+	if (bench_spawn_worker(args, fenced, &in, &pid) != 0)
+		return -1;
+	char *line = NULL;
+	size_t size = 0;
+	int bad = 0, got_status = 0;
+	while (getline(&line, &size, in) > 0) {
+		if (strncmp(line, "shim ", 5) == 0)
+			got_status = bench_parse_status(line, &r->shim[fenced]) == 0;
+		else if (parse_cell_line(line, r) != 0)
+			bad = 1;
+	}
+	free(line);
+	fclose(in);
+	int rc = bench_wait_worker(pid);
+	if (rc == 0 && (bad || !got_status)) {
+		fprintf(stderr, "tscshim bench: malformed output from the worker\n");
+		rc = -1;
+	}
+	return rc;
+}
+
+/* Ratios are of medians (p50): robust to the preemptions that dominate the means of short
+ * runs. Each row is compared to the floor with the same fencing (fenced for real and
+ * syscall, which the kernel fences). */
+static double ratio_real(struct results *r, int v, int c, int t)
+{
+	double base = cell_at(r, V_REAL, c, t)->p50;
+	return base > 0 ? cell_at(r, v, c, t)->p50 / base : 0;
+}
+
+static double ratio_floor(struct results *r, int v, int c, int t)
+{
+	int f = v == V_SHIM_UNFENCED || v == V_FLOOR_UNFENCED ? V_FLOOR_UNFENCED : V_FLOOR_FENCED;
+	double base = cell_at(r, f, c, t)->p50;
+	return base > 0 ? cell_at(r, v, c, t)->p50 / base : 0;
+}
+
+static void thread_name(char *buf, size_t size, int t)
+{
+	if (t < 0)
+		snprintf(buf, size, "all");
+	else
+		snprintf(buf, size, "%d", t);
+}
+
+static void print_table(struct results *r, const struct bench_work *w)
+{
+	printf("tscshim bench: %ld calls per clock and thread, %d thread(s), timed in batches of 64 calls\n",
+	       w->calls, w->threads);
+	for (int f = 1; f >= 0; f--)
+		printf("shim %-8s %s%s%s\n", f ? "fenced:" : "unfenced:",
+		       r->shim[f].active ? "active, serving from the TSC" : "NOT ACTIVE, calls pass through (",
+		       r->shim[f].active ? "" : r->shim[f].reason, r->shim[f].active ? "" : ")");
+	printf("%-14s %-14s %-3s %9s %9s %9s %9s %9s %10s %7s %7s\n", "variant", "clock", "thr", "mean",
+	       "p50", "p90", "p99", "p99.9", "max", "x real", "x floor");
+	for (int c = 0; c < BENCH_CLOCKS; c++)
+		for (int v = 0; v < BENCH_VARIANTS; v++)
+			for (int t = -1; t < w->threads; t++) {
+				struct bench_cell *x = cell_at(r, v, c, t);
+				if (!x->present)
+					continue;
+				char tn[16];
+				thread_name(tn, sizeof tn, t);
+				printf("%-14s %-14s %-3s %9.2f %9.2f %9.2f %9.2f %9.2f %10.1f %7.2f %7.2f\n",
+				       bench_variant_names[v], bench_clock_names[c], tn, x->mean, x->p50, x->p90,
+				       x->p99, x->p999, x->max, ratio_real(r, v, c, t), ratio_floor(r, v, c, t));
+			}
+	printf("ns per call; x real, x floor: p50 over the real function's, over the floor's p50\n");
+}
+
+static void print_csv(struct results *r, const struct bench_work *w)
+{
+	printf("variant,clock,thread,calls,mean_ns,p50_ns,p90_ns,p99_ns,p999_ns,max_ns,ratio_real,ratio_floor\n");
+	for (int c = 0; c < BENCH_CLOCKS; c++)
+		for (int v = 0; v < BENCH_VARIANTS; v++)
+			for (int t = -1; t < w->threads; t++) {
+				struct bench_cell *x = cell_at(r, v, c, t);
+				if (!x->present)
+					continue;
+				char tn[16];
+				thread_name(tn, sizeof tn, t);
+				printf("%s,%s,%s,%ld,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.4f,%.4f\n", bench_variant_names[v],
+				       bench_clock_names[c], tn, x->calls, x->mean, x->p50, x->p90, x->p99, x->p999,
+				       x->max, ratio_real(r, v, c, t), ratio_floor(r, v, c, t));
+			}
+}
+
+static void print_shim_json(const struct bench_shim_status *s)
+{
+	printf("{\"loaded\": %s, \"active\": %s, \"fenced\": %s, \"rate_hz\": %.3f, \"reason\": ",
+	       s->loaded ? "true" : "false", s->active ? "true" : "false", s->fenced ? "true" : "false",
+	       (double)s->rate_millihz / 1000.0);
+	json_string(stdout, s->reason);
+	printf("}");
+}
+
+static void print_json(struct results *r, const struct bench_work *w)
+{
+	printf("{\"command\": \"bench\", \"calls\": %ld, \"threads\": %d, \"batch\": 64,\n", w->calls, w->threads);
+	printf(" \"shim\": {\"fenced\": ");
+	print_shim_json(&r->shim[1]);
+	printf(", \"unfenced\": ");
+	print_shim_json(&r->shim[0]);
+	printf("},\n \"results\": [");
+	const char *sep = "\n";
+	for (int c = 0; c < BENCH_CLOCKS; c++)
+		for (int v = 0; v < BENCH_VARIANTS; v++)
+			for (int t = -1; t < w->threads; t++) {
+				struct bench_cell *x = cell_at(r, v, c, t);
+				if (!x->present)
+					continue;
+				printf("%s  {\"variant\": \"%s\", \"clock\": \"%s\", \"thread\": ", sep,
+				       bench_variant_names[v], bench_clock_names[c]);
+				if (t < 0)
+					printf("\"all\"");
+				else
+					printf("%d", t);
+				printf(", \"calls\": %ld, \"mean_ns\": %.3f, \"p50_ns\": %.3f, \"p90_ns\": %.3f, "
+				       "\"p99_ns\": %.3f, \"p999_ns\": %.3f, \"max_ns\": %.3f, \"ratio_real\": %.4f, "
+				       "\"ratio_floor\": %.4f}",
+				       x->calls, x->mean, x->p50, x->p90, x->p99, x->p999, x->max,
+				       ratio_real(r, v, c, t), ratio_floor(r, v, c, t));
+				sep = ",\n";
+			}
+	printf("\n]}\n");
+}
+
+/* One CDF panel per clock, one line per variant (all threads together). */
+static void plot(struct results *r, const char *file, const char *terminal)
+{
+	char dir[PATH_MAX];
+	if (plot_tempdir(dir, sizeof dir) != 0) {
+		fprintf(stderr, "tscshim bench: cannot create a temporary directory for the plot\n");
+		return;
+	}
+	char path[PATH_MAX + 32];
+	snprintf(path, sizeof path, "%s/plot.gp", dir);
+	FILE *s = fopen(path, "w");
+	if (!s) {
+		plot_cleanup(dir);
+		return;
+	}
+	plot_header(s, terminal, file, "");
+	fprintf(s, "set multiplot layout 2,3 title 'tscshim bench: per-call latency CDF (batch means, all threads)'\n"
+		   "set logscale x\nset xlabel 'ns per call'\nset ylabel 'fraction'\n");
+	for (int c = 0; c < BENCH_CLOCKS; c++) {
+		snprintf(path, sizeof path, "%s/%s.dat", dir, bench_clock_names[c]);
+		FILE *d = fopen(path, "w");
+		if (!d)
+			continue;
+		fprintf(d, "fraction");
+		for (int v = 0; v < BENCH_VARIANTS; v++)
+			fprintf(d, " %s", bench_variant_names[v]);
+		fputc('\n', d);
+		for (int i = 0; i < BENCH_QUANTILES; i++) {
+			fprintf(d, "%.4f", (double)i / (BENCH_QUANTILES - 1));
+			for (int v = 0; v < BENCH_VARIANTS; v++)
+				fprintf(d, " %.3f", cell_at(r, v, c, -1)->q[i]);
+			fputc('\n', d);
+		}
+		fclose(d);
+		fprintf(s, "set title '%s' noenhanced\nplot for [i=2:%d] '%s' using i:1 with lines title columnheader(i)\n",
+			bench_clock_names[c], BENCH_VARIANTS + 1, path);
+	}
+	fprintf(s, "unset multiplot\n");
+	fclose(s);
+	if (plot_run("bench", dir, "plot.gp") == 0)
+		fprintf(stderr, "tscshim bench: plot written to %s\n", file);
+	plot_cleanup(dir);
+}
+
+static void bench_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: tscshim bench [--calls N] [--threads N] [--json | --csv] [--plot FILE.png|.svg]\n"
+		"       tscshim bench --drift SECONDS [--json] [--plot FILE.png|.svg]\n"
+		"\n"
+		"Per-call cost of CLOCK_MONOTONIC, MONOTONIC_RAW, BOOTTIME, REALTIME and gettimeofday\n"
+		"for libc's function, the system call, the shim fenced and unfenced (in children with\n"
+		"the shim preloaded) and the floor (counter read + multiply-shift): mean and p50, p90,\n"
+		"p99, p99.9, max of batches of 64 calls, in ns per call. --drift samples shim against\n"
+		"kernel every 10 ms for SECONDS and reports the error and the rate error.\n");
+}
+
+int command_bench(int argc, char **argv)
+{
+	struct bench_work w = {.calls = DEFAULT_CALLS, .threads = 1};
+	bool json = false, csv = false, work_options = false;
+	const char *plot_file = NULL, *terminal = NULL;
+	double drift = 0;
+	for (int i = 1; i < argc; i++) {
+		const char *value;
+		int m;
+		long n;
+		if ((m = bench_option("bench", argc, argv, &i, "--calls", &value)) != 0) {
+			if (m < 0)
+				return EXIT_USAGE;
+			if (bench_parse_long(value, 64, 1000000000, &n) != 0) {
+				fprintf(stderr, "tscshim bench: --calls '%s': need a whole number in 64..1000000000\n", value);
+				return EXIT_USAGE;
+			}
+			w.calls = n;
+			work_options = true;
+		} else if ((m = bench_option("bench", argc, argv, &i, "--threads", &value)) != 0) {
+			if (m < 0)
+				return EXIT_USAGE;
+			if (bench_parse_long(value, 1, 256, &n) != 0) {
+				fprintf(stderr, "tscshim bench: --threads '%s': need a whole number in 1..256\n", value);
+				return EXIT_USAGE;
+			}
+			w.threads = (int)n;
+			work_options = true;
+		} else if ((m = bench_option("bench", argc, argv, &i, "--drift", &value)) != 0) {
+			if (m < 0)
+				return EXIT_USAGE;
+			if (bench_parse_double(value, 0.1, 86400, &drift) != 0) {
+				fprintf(stderr, "tscshim bench: --drift '%s': need seconds in 0.1..86400\n", value);
+				return EXIT_USAGE;
+			}
+		} else if ((m = bench_option("bench", argc, argv, &i, "--plot", &value)) != 0) {
+			if (m < 0 || !(terminal = plot_terminal("bench", value)))
+				return EXIT_USAGE;
+			plot_file = value;
+		} else if (strcmp(argv[i], "--json") == 0) {
+			json = true;
+		} else if (strcmp(argv[i], "--csv") == 0) {
+			csv = true;
+		} else if (strcmp(argv[i], "--help") == 0) {
+			bench_usage(stdout);
+			return 0;
+		} else {
+			fprintf(stderr, "tscshim bench: unknown option '%s' (try tscshim bench --help)\n", argv[i]);
+			return EXIT_USAGE;
+		}
+	}
+	if (json && csv) {
+		fprintf(stderr, "tscshim bench: --json and --csv exclude each other\n");
+		return EXIT_USAGE;
+	}
+	if (drift > 0 && (csv || work_options)) {
+		fprintf(stderr, "tscshim bench: --drift takes only --json and --plot\n");
+		return EXIT_USAGE;
+	}
+	if (drift > 0)
+		return bench_drift(drift, json, plot_file) == 0 ? 0 : 1;
+
+	struct results r = {.threads = w.threads};
+	r.cells = calloc((size_t)BENCH_VARIANTS * BENCH_CLOCKS * (size_t)(w.threads + 1), sizeof *r.cells);
+	if (!r.cells) {
+		fprintf(stderr, "tscshim bench: out of memory\n");
+		return 1;
+	}
+	/* In the order of the table; the shim's children in between keep neighbours apart. */
+	static const int order[] = {V_REAL, V_SYSCALL, V_SHIM_FENCED, V_SHIM_UNFENCED, V_FLOOR_FENCED,
+				    V_FLOOR_UNFENCED};
+	for (size_t k = 0; k < sizeof order / sizeof order[0]; k++) {
+		int v = order[k];
+		int rc = v == V_SHIM_FENCED || v == V_SHIM_UNFENCED ? run_child(v, &w, &r)
+								     : bench_run_variant(v, &w, store_cell, &r);
+		if (rc != 0) {
+			free(r.cells);
+			return 1;
+		}
+	}
+	if (json)
+		print_json(&r, &w);
+	else if (csv)
+		print_csv(&r, &w);
+	else
+		print_table(&r, &w);
+	for (int f = 0; f < 2; f++)
+		if (!r.shim[f].active)
+			fprintf(stderr, "tscshim bench: WARNING: the shim (%s) was not active, its rows measure pass-through: %s\n",
+				f ? "fenced" : "unfenced", r.shim[f].reason);
+	if (plot_file && plot_available("bench"))
+		plot(&r, plot_file, terminal);
+	free(r.cells);
+	return 0;
+}

@@ -1,0 +1,185 @@
+/* The timed loops of tscshim bench. Calls are timed in batches of BATCH between two
+ * ordered counter reads, so the timer costs under 1 ns per call and each batch gives one
+ * per-call sample: the distribution is of batch means (a single slow call shows as
+ * 1/BATCH of its excess in its batch). */
+#define _GNU_SOURCE
+#include "bench.h"
+
+#include "convert.h"
+#include "counter.h"
+#include "refclock.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+enum { BATCH = 64 };
+
+static const clockid_t clock_ids[BENCH_CLOCKS] = {CLOCK_MONOTONIC, CLOCK_MONOTONIC_RAW,
+						   CLOCK_BOOTTIME, CLOCK_REALTIME, CLOCK_REALTIME};
+
+static bench_cgt_fn *real_cgt;
+static bench_gtod_fn *real_gtod;
+static struct conversion floor_conv;
+static uint64_t floor_start, floor_base;
+
+static __attribute__((noinline)) int floor_read(struct timespec *ts, bool fenced)
+{
+	uint64_t t = fenced ? counter_read_ordered() : counter_read_unfenced();
+	uint64_t ns = floor_base + conversion_apply(&floor_conv, t - floor_start);
+	ts->tv_sec = (time_t)(ns / 1000000000u);
+	ts->tv_nsec = (long)(ns % 1000000000u);
+	return 0;
+}
+
+static __attribute__((noinline)) int floor_read_tv(struct timeval *tv, bool fenced)
+{
+	uint64_t t = fenced ? counter_read_ordered() : counter_read_unfenced();
+	uint64_t ns = floor_base + conversion_apply(&floor_conv, t - floor_start);
+	tv->tv_sec = (time_t)(ns / 1000000000u);
+	tv->tv_usec = (suseconds_t)(ns % 1000000000u / 1000u);
+	return 0;
+}
+
+/* One batch loop per call expression: a switch inside the timed loop would be timed too. */
+#define BATCHES(CALL, FIELD)                                                             \
+	for (long b = 0; b < batches; b++) {                                             \
+		uint64_t t0 = counter_read_ordered();                                    \
+		for (int k = 0; k < BATCH; k++) {                                        \
+			CALL;                                                            \
+			sink += (long)FIELD;                                             \
+		}                                                                        \
+		out[b] = bench_ticks_to_ns(counter_read_ordered() - t0) / BATCH;         \
+	}
+
+static void run_batches(int variant, int clock, long batches, double *out)
+{
+	struct timespec ts = {0};
+	struct timeval tv = {0};
+	volatile long sink = 0;
+	clockid_t id = clock_ids[clock];
+	bool fenced = variant == V_FLOOR_FENCED;
+	if (clock == C_GETTIMEOFDAY) {
+		switch (variant) {
+		case V_REAL: BATCHES(real_gtod(&tv, NULL), tv.tv_usec); break;
+		case V_SYSCALL: BATCHES(syscall(SYS_gettimeofday, &tv, NULL), tv.tv_usec); break;
+		case V_SHIM_FENCED:
+		case V_SHIM_UNFENCED: BATCHES(gettimeofday(&tv, NULL), tv.tv_usec); break;
+		default: BATCHES(floor_read_tv(&tv, fenced), tv.tv_usec); break;
+		}
+	} else {
+		switch (variant) {
+		case V_REAL: BATCHES(real_cgt(id, &ts), ts.tv_nsec); break;
+		case V_SYSCALL: BATCHES(syscall(SYS_clock_gettime, id, &ts), ts.tv_nsec); break;
+		case V_SHIM_FENCED:
+		case V_SHIM_UNFENCED: BATCHES(clock_gettime(id, &ts), ts.tv_nsec); break;
+		default: BATCHES(floor_read(&ts, fenced), ts.tv_nsec); break;
+		}
+	}
+}
+
+struct thread_job {
+	pthread_t thread;
+	pthread_barrier_t *start;
+	int variant, clock;
+	long batches;
+	double *samples;
+};
+
+static void *thread_main(void *p)
+{
+	struct thread_job *j = p;
+	double warm[16];
+	run_batches(j->variant, j->clock, 16, warm); /* fault in code, data and the vDSO */
+	pthread_barrier_wait(j->start);
+	run_batches(j->variant, j->clock, j->batches, j->samples);
+	return NULL;
+}
+
+static int setup_done;
+
+static int setup(void)
+{
+	if (setup_done)
+		return 0;
+	bench_real_functions(&real_cgt, &real_gtod);
+	if (!real_cgt || !real_gtod) {
+		fprintf(stderr, "tscshim bench: cannot find libc's clock_gettime and gettimeofday\n");
+		return -1;
+	}
+	if (bench_timing_setup() != 0)
+		return -1;
+	/* The floor converts with a typical rate: its cost does not depend on the value. */
+	conversion_from_rate(&floor_conv, 2000000000000ull);
+	floor_start = counter_read_ordered();
+	floor_base = refclock_now_ns(CLOCK_MONOTONIC);
+	setup_done = 1;
+	return 0;
+}
+
+int bench_run_variant(int variant, const struct bench_work *w, bench_emit_fn *emit, void *ctx)
+{
+	if (setup() != 0)
+		return -1;
+	long batches = (w->calls + BATCH - 1) / BATCH;
+	size_t per_thread = (size_t)batches;
+	double *all = malloc(sizeof(double) * per_thread * (size_t)w->threads);
+	double *copy = malloc(sizeof(double) * per_thread * (size_t)w->threads);
+	struct thread_job *jobs = calloc((size_t)w->threads, sizeof *jobs);
+	if (!all || !copy || !jobs) {
+		fprintf(stderr, "tscshim bench: out of memory\n");
+		free(all), free(copy), free(jobs);
+		return -1;
+	}
+	int rc = 0;
+	for (int clock = 0; clock < BENCH_CLOCKS && rc == 0; clock++) {
+		pthread_barrier_t start;
+		pthread_barrier_init(&start, NULL, (unsigned)w->threads);
+		int started = 0;
+		for (int t = 0; t < w->threads; t++) {
+			jobs[t] = (struct thread_job){.start = &start, .variant = variant, .clock = clock,
+						      .batches = batches, .samples = all + per_thread * (size_t)t};
+			/* Thread 0 is this one: with --threads 1 nothing is spawned. */
+			if (t > 0) {
+				if (pthread_create(&jobs[t].thread, NULL, thread_main, &jobs[t]) != 0) {
+					fprintf(stderr, "tscshim bench: cannot start thread %d\n", t);
+					rc = -1;
+					break;
+				}
+				started++;
+			}
+		}
+		if (rc != 0) {
+			/* Threads already waiting at the barrier would wait forever: exit instead. */
+			exit(EXIT_FAILURE);
+		}
+		thread_main(&jobs[0]);
+		for (int t = 1; t <= started; t++)
+			pthread_join(jobs[t].thread, NULL);
+		pthread_barrier_destroy(&start);
+
+		memcpy(copy, all, sizeof(double) * per_thread * (size_t)w->threads);
+		struct bench_cell cell;
+		for (int t = 0; t < w->threads && w->threads > 1; t++) {
+			bench_summarize(copy + per_thread * (size_t)t, per_thread, &cell);
+			cell.calls = batches * BATCH;
+			emit(ctx, variant, clock, t, &cell);
+		}
+		bench_summarize(all, per_thread * (size_t)w->threads, &cell);
+		cell.calls = batches * BATCH * w->threads;
+		emit(ctx, variant, clock, -1, &cell);
+	}
+	free(all), free(copy), free(jobs);
+	return rc;
+}
+
+void bench_write_cell(FILE *out, int variant, int clock, int thread, const struct bench_cell *c)
+{
+	fprintf(out, "cell %d %d %d %ld %.4f %.4f %.4f %.4f %.4f %.4f", variant, clock, thread,
+		c->calls, c->mean, c->p50, c->p90, c->p99, c->p999, c->max);
+	for (int i = 0; i < BENCH_QUANTILES; i++)
+		fprintf(out, " %.3f", c->q[i]);
+	fputc('\n', out);
+}

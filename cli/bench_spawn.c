@@ -1,0 +1,104 @@
+/* Re-executing tscshim as its own worker with the shim preloaded, and option matching. */
+#define _GNU_SOURCE
+#include "bench.h"
+#include "cli.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+int bench_option(const char *command, int argc, char **argv, int *i, const char *name, const char **value)
+{
+	const char *arg = argv[*i];
+	size_t len = strlen(name);
+	if (strncmp(arg, name, len) != 0)
+		return 0;
+	if (arg[len] == '=') {
+		*value = arg + len + 1;
+		return 1;
+	}
+	if (arg[len] != '\0')
+		return 0;
+	if (*i + 1 >= argc) {
+		fprintf(stderr, "tscshim %s: option %s needs a value\n", command, name);
+		return -1;
+	}
+	*value = argv[++*i];
+	return 1;
+}
+
+int bench_parse_status(const char *line, struct bench_shim_status *out)
+{
+	int used = 0;
+	memset(out, 0, sizeof *out);
+	if (sscanf(line, "shim %d %d %d %llu %n", &out->loaded, &out->active, &out->fenced,
+		   &out->rate_millihz, &used) != 4 || used == 0)
+		return -1;
+	snprintf(out->reason, sizeof out->reason, "%s", line + used);
+	out->reason[strcspn(out->reason, "\n")] = '\0';
+	return 0;
+}
+
+int bench_spawn_worker(char *const *args, int fence, FILE **out, int *pid)
+{
+	char self[PATH_MAX], library[PATH_MAX];
+	if (bench_self_path(self, sizeof self) != 0 || cli_default_library(library, sizeof library) != 0) {
+		fprintf(stderr, "tscshim bench: cannot locate this executable or libtscshim.so\n");
+		return -1;
+	}
+	if (access(library, R_OK) != 0) {
+		fprintf(stderr, "tscshim bench: %s: %s\n", library, strerror(errno));
+		return -1;
+	}
+	int fds[2];
+	if (pipe2(fds, O_CLOEXEC) != 0) {
+		fprintf(stderr, "tscshim bench: pipe: %s\n", strerror(errno));
+		return -1;
+	}
+	fflush(NULL);
+	pid_t child = fork();
+	if (child < 0) {
+		fprintf(stderr, "tscshim bench: fork: %s\n", strerror(errno));
+		close(fds[0]), close(fds[1]);
+		return -1;
+	}
+	if (child == 0) {
+		/* This process has one thread here, so setenv after fork is safe. */
+		dup2(fds[1], STDOUT_FILENO);
+		if (cli_set_preload(library) != 0 ||
+		    (fence >= 0 && setenv("TSCSHIM_FENCE", fence ? "1" : "0", 1) != 0))
+			_exit(126);
+		char *argv[8] = {self, "__bench-worker"};
+		for (int k = 0; k < 5 && args[k]; k++)
+			argv[k + 2] = args[k];
+		execv(self, argv);
+		_exit(127);
+	}
+	close(fds[1]);
+	*out = fdopen(fds[0], "r");
+	if (!*out) {
+		close(fds[0]);
+		bench_wait_worker(child);
+		return -1;
+	}
+	*pid = child;
+	return 0;
+}
+
+int bench_wait_worker(int pid)
+{
+	int status;
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return 0;
+	fprintf(stderr, "tscshim bench: the worker failed (%s %d)\n",
+		WIFEXITED(status) ? "exit status" : "signal",
+		WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+	return -1;
+}

@@ -1,0 +1,152 @@
+/* Pieces the bench and ab commands share: sample statistics, strict number parsing, JSON
+ * strings, batch timing and the real clock functions. */
+#define _GNU_SOURCE
+#include "bench.h"
+
+#include "calibrate.h"
+#include "counter.h"
+#include "tscshim.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+const char *const bench_variant_names[BENCH_VARIANTS] = {
+	"real", "syscall", "shim-fenced", "shim-unfenced", "floor-fenced", "floor-unfenced"};
+const char *const bench_clock_names[BENCH_CLOCKS] = {
+	"monotonic", "monotonic_raw", "boottime", "realtime", "gettimeofday"};
+
+static int compare_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+void bench_sort(double *v, size_t n)
+{
+	qsort(v, n, sizeof *v, compare_double);
+}
+
+double bench_quantile(const double *sorted, size_t n, double p)
+{
+	if (n == 0)
+		return 0;
+	size_t rank = (size_t)ceil(p * (double)n); /* nearest rank: smallest value with >= p below */
+	if (rank > 0)
+		rank--;
+	return sorted[rank < n ? rank : n - 1];
+}
+
+void bench_summarize(double *v, size_t n, struct bench_cell *out)
+{
+	bench_sort(v, n);
+	double sum = 0;
+	for (size_t i = 0; i < n; i++)
+		sum += v[i];
+	out->present = true;
+	out->mean = sum / (double)n;
+	out->p50 = bench_quantile(v, n, 0.50);
+	out->p90 = bench_quantile(v, n, 0.90);
+	out->p99 = bench_quantile(v, n, 0.99);
+	out->p999 = bench_quantile(v, n, 0.999);
+	out->max = v[n - 1];
+	for (int i = 0; i < BENCH_QUANTILES; i++)
+		out->q[i] = bench_quantile(v, n, (double)i / (BENCH_QUANTILES - 1));
+}
+
+int bench_parse_long(const char *text, long min, long max, long *out)
+{
+	if (!text || !*text)
+		return -1;
+	for (const char *p = text; *p; p++)
+		if (*p < '0' || *p > '9')
+			return -1;
+	errno = 0;
+	char *end;
+	long v = strtol(text, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int bench_parse_double(const char *text, double min, double max, double *out)
+{
+	if (!text || !*text || !((*text >= '0' && *text <= '9') || *text == '.'))
+		return -1;
+	errno = 0;
+	char *end;
+	double v = strtod(text, &end);
+	if (errno || *end || !isfinite(v) || v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+void json_string(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			fprintf(out, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(out, "\\u%04x", c);
+		else
+			fputc(c, out);
+	}
+	fputc('"', out);
+}
+
+int bench_self_path(char *buf, size_t size)
+{
+	ssize_t n = readlink("/proc/self/exe", buf, size - 1);
+	if (n <= 0 || (size_t)n >= size - 1)
+		return -1;
+	buf[n] = '\0';
+	return 0;
+}
+
+static double ns_per_tick;
+
+/* The shim's own rate when it is loaded and active (no need to calibrate twice); else
+ * 50 ms against the kernel: batch timings need ~0.1 % at most. */
+int bench_timing_setup(void)
+{
+	int (*status)(struct tscshim_status *) =
+		(int (*)(struct tscshim_status *))dlsym(RTLD_DEFAULT, "tscshim_status");
+	struct tscshim_status st = {0};
+	if (status)
+		status(&st);
+	uint64_t rate = st.active ? st.rate_millihz : 0;
+	if (!rate) {
+		struct rate_estimate est;
+		char err[256];
+		if (calibrate_rate(50000000, &est, err, sizeof err) != 0) {
+			fprintf(stderr, "tscshim bench: calibration failed: %s\n", err);
+			return -1;
+		}
+		rate = est.rate_millihz;
+	}
+	ns_per_tick = 1e12 / (double)rate;
+	return 0;
+}
+
+/* In double, not the shim's integer conversion: a batch's total is divided by its calls,
+ * and the fraction of a ns matters there. */
+double bench_ticks_to_ns(uint64_t ticks)
+{
+	return (double)ticks * ns_per_tick;
+}
+
+/* dlsym(RTLD_NEXT) from here would find the preloaded shim; libc's own handle cannot. */
+void bench_real_functions(bench_cgt_fn **cgt, bench_gtod_fn **gtod)
+{
+	void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+	*cgt = libc ? (bench_cgt_fn *)dlsym(libc, "clock_gettime") : NULL;
+	*gtod = libc ? (bench_gtod_fn *)dlsym(libc, "gettimeofday") : NULL;
+}

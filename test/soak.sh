@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# `make soak`: the stress probes for minutes under the shim (about 6 min on 2 CPUs):
+# load with fast re-synchronization for 2 min and with the default settings for 1 min,
+# 10 million ping-pong rounds, migrations for 1 min, the 10 kHz signal test for 1 min,
+# 200 forked children and 20 spawn rounds from a threaded parent. Each probe prints its
+# counts; ends with "soak: N runs, N failed".
+set -u
+cd "$(dirname "$0")/.."
+stress=build/test/probe_stress
+shim=$PWD/build/libtscshim.so
+cache=$(mktemp -d)
+trap 'rm -rf "$cache"' EXIT
+runs=0
+failed=0
+fast=(TSCSHIM_MAX_ERROR_NS=100 TSCSHIM_RESYNC_MS=1)
+
+soak() { # TIMEOUT_S VARS... -- ARGS...
+	local limit=$1 vars=()
+	shift
+	while [ "$1" != -- ]; do vars+=("$1"); shift; done
+	shift
+	runs=$((runs + 1))
+	timeout "$limit" env TSCSHIM_CACHE="$cache/c" "${vars[@]}" LD_PRELOAD="$shim" "$stress" "$@" || {
+		echo "FAILED (status $?): ${vars[*]} $*"
+		failed=$((failed + 1))
+	}
+}
+
+soak 30 -- status
+soak 200 "${fast[@]}" -- load 120 0
+soak 100 -- load 60 0
+soak 300 "${fast[@]}" -- pingpong 10000000
+soak 100 "${fast[@]}" -- migrate 60 0
+soak 100 "${fast[@]}" -- migrate 20 8
+soak 100 "${fast[@]}" -- signal 60 10000
+# Repeated rounds: their lines are counted, not printed (failures still are).
+for i in $(seq 10); do soak 60 "${fast[@]}" -- fork 20; done >"$cache/fork.log"
+grep -v '^fork: children=20 failed=0' "$cache/fork.log"
+echo "fork: 10 rounds of 20 children, $(grep -c '^fork: children=20 failed=0' "$cache/fork.log") clean"
+for i in $(seq 20); do soak 60 "${fast[@]}" -- spawn; done >"$cache/spawn.log"
+grep -v '^child: loaded=1 active=1 .*violations=0\|: ok$' "$cache/spawn.log"
+echo "spawn: 20 rounds, $(grep -c ': ok$' "$cache/spawn.log") of 60 children clean"
+soak 60 -- sleep 100 20 200
+echo "soak: $runs runs, $failed failed"
+[ "$failed" -eq 0 ]

@@ -24,8 +24,8 @@
  * Reading runs inside the preloaded library's constructor: no stdio, no malloc, at most
  * CACHE_MAX_SIZE bytes, and the parser (cache_parse, pure) accepts only what the writer
  * produces. Whatever is wrong, the caller measures afresh. */
-#ifndef TSCSHIM_CACHE_H
-#define TSCSHIM_CACHE_H
+#ifndef CALIB_CACHE_H
+#define CALIB_CACHE_H
 
 #include <stdbool.h>
 #include <stddef.h>

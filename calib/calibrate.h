@@ -6,8 +6,8 @@
  * preemption between the reads), fits counter = a + rate * time by least squares,
  * rejects residuals beyond 4 sigma, refits, and states the rate's precision as three
  * standard errors of the slope. */
-#ifndef TSCSHIM_CALIBRATE_H
-#define TSCSHIM_CALIBRATE_H
+#ifndef CALIB_CALIBRATE_H
+#define CALIB_CALIBRATE_H
 
 #include <stddef.h>
 #include <stdint.h>

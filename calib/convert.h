@@ -6,8 +6,8 @@
  * floor(exact) or, when the exact value lies that close under the next integer, one
  * more: under 1 ns from the exact value. conversion_max_delta() is the largest delta in
  * that range: for counters at or above 1 GHz every 64-bit delta; at 2.1 GHz too. */
-#ifndef TSCSHIM_CONVERT_H
-#define TSCSHIM_CONVERT_H
+#ifndef CALIB_CONVERT_H
+#define CALIB_CONVERT_H
 
 #include <stdint.h>
 

@@ -2,8 +2,8 @@
  *
  * Reads are inline because the shim's hot path is built from them. Porting to another
  * architecture means providing these three reads and counter_identify() (counter_x86.c). */
-#ifndef TSCSHIM_COUNTER_H
-#define TSCSHIM_COUNTER_H
+#ifndef CALIB_COUNTER_H
+#define CALIB_COUNTER_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -13,8 +13,8 @@
  *    the base's did, and the other way round;
  *  - every counter advances (a stuck counter repeats values);
  *  - quality: bracketed ranges per CPU (base, c) and full loops through all CPUs. */
-#ifndef TSCSHIM_ESTIMATE_H
-#define TSCSHIM_ESTIMATE_H
+#ifndef CALIB_ESTIMATE_H
+#define CALIB_ESTIMATE_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,7 +1,7 @@
 /* Every TSCSHIM_* environment variable, in one table: name, type, default, range and
  * documentation together, so parsing, the command's --help and the README cannot drift. */
-#ifndef TSCSHIM_OPTIONS_H
-#define TSCSHIM_OPTIONS_H
+#ifndef CALIB_OPTIONS_H
+#define CALIB_OPTIONS_H
 
 #include <stdbool.h>
 #include <stddef.h>

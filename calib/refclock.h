@@ -3,8 +3,8 @@
  * Inside the shim, clock_gettime resolves to our own interposer; the shim points
  * refclock_gettime at the real function once it has found it, so the core never
  * measures the kernel's clock through itself. */
-#ifndef TSCSHIM_REFCLOCK_H
-#define TSCSHIM_REFCLOCK_H
+#ifndef CALIB_REFCLOCK_H
+#define CALIB_REFCLOCK_H
 
 #include <stdint.h>
 #include <time.h>

@@ -1,6 +1,6 @@
 /* Everything `tscshim calib` found, and its human and JSON renderings. */
-#ifndef TSCSHIM_REPORT_H
-#define TSCSHIM_REPORT_H
+#ifndef CALIB_REPORT_H
+#define CALIB_REPORT_H
 
 #include "calibrate.h"
 #include "convert.h"

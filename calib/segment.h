@@ -4,8 +4,8 @@
  * Pure, so that unit tests can drive it with synthetic anchors: drift, a stale line, a
  * kernel that jumped ahead, a counter that ran ahead, offsets measured while preempted.
  * The publication and the hot path are in shim/. */
-#ifndef TSCSHIM_SEGMENT_H
-#define TSCSHIM_SEGMENT_H
+#ifndef CALIB_SEGMENT_H
+#define CALIB_SEGMENT_H
 
 #include "convert.h"
 

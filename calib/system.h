@@ -1,6 +1,6 @@
 /* Facts the kernel publishes about time and identity, read from /proc and /sys. */
-#ifndef TSCSHIM_SYSTEM_H
-#define TSCSHIM_SYSTEM_H
+#ifndef CALIB_SYSTEM_H
+#define CALIB_SYSTEM_H
 
 #include <stddef.h>
 

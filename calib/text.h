@@ -3,8 +3,8 @@
  * The first snprintf in a process faults in libc's formatting code: 70-110 us on our VMs,
  * a third of the shim's whole warm start. The load path formats with these instead. Output
  * is always NUL-terminated and silently cut at the buffer's end. */
-#ifndef TSCSHIM_TEXT_H
-#define TSCSHIM_TEXT_H
+#ifndef CALIB_TEXT_H
+#define CALIB_TEXT_H
 
 #include <stddef.h>
 #include <stdint.h>

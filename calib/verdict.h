@@ -1,7 +1,7 @@
 /* Whether the counter may serve time here, and why: one pure decision shared by the
  * shim's load-time gate and `tscshim calib`. */
-#ifndef TSCSHIM_VERDICT_H
-#define TSCSHIM_VERDICT_H
+#ifndef CALIB_VERDICT_H
+#define CALIB_VERDICT_H
 
 #include "counter.h"
 #include "estimate.h"

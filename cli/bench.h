@@ -1,7 +1,7 @@
 /* Shared by bench, its worker, drift and ab: sample statistics, the child protocol and
  * plotting. Internal to the command. */
-#ifndef TSCSHIM_CLI_BENCH_H
-#define TSCSHIM_CLI_BENCH_H
+#ifndef CLI_BENCH_H
+#define CLI_BENCH_H
 
 #include <stdbool.h>
 #include <stddef.h>

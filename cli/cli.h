@@ -1,5 +1,5 @@
-#ifndef TSCSHIM_CLI_H
-#define TSCSHIM_CLI_H
+#ifndef CLI_CLI_H
+#define CLI_CLI_H
 
 #include "options.h"
 

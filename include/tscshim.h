@@ -4,8 +4,8 @@
  * timespec_get, and the query functions below. A program that was not built against
  * tscshim finds them with dlsym(RTLD_DEFAULT, "tscshim_status"); when the shim is not
  * loaded the lookup returns NULL. */
-#ifndef TSCSHIM_H
-#define TSCSHIM_H
+#ifndef INCLUDE_TSC_SHIM_H
+#define INCLUDE_TSC_SHIM_H
 
 #include <stdint.h>
 

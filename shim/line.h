@@ -1,7 +1,7 @@
 /* The published line and the hot path that reads it, inline so that the interposed entry
  * points pay no call. See shim/clock.c for the invariants. */
-#ifndef TSCSHIM_LINE_H
-#define TSCSHIM_LINE_H
+#ifndef SHIM_LINE_H
+#define SHIM_LINE_H
 
 #include "convert.h"
 #include "counter.h"

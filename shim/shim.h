@@ -1,6 +1,6 @@
 /* Internal interfaces between the shim's parts. */
-#ifndef TSCSHIM_SHIM_H
-#define TSCSHIM_SHIM_H
+#ifndef SHIM_SHIM_H
+#define SHIM_SHIM_H
 
 #include "options.h"
 

@@ -291,3 +291,14 @@ print("bad", bad); assert bad == 0'
 	[ "$(stat_served "$stats" realtime)" -eq 0 ]
 	[ "$(stat_served "$stats" boottime)" -eq 0 ]
 }
+
+@test "shim: a library loaded with dlopen reads the served clock, in its constructor too" {
+	require_reliable
+	stats="$BATS_TEST_TMPDIR/stats"
+	TSCSHIM_STATS="$stats" LD_PRELOAD="$SHIM" run "$PROBE" dlopen "$ROOT/build/test/libearly.so"
+	echo "$output"; cat "$stats"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"early ok"* ]]
+	[[ "$output" == *"dlopen read ok"* ]]
+	[ "$(stat_served "$stats" monotonic)" -ge 2 ]
+}

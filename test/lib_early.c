@@ -14,3 +14,12 @@ __attribute__((constructor)) static void read_early(void)
 		 tv.tv_sec > 1000000000;
 	fprintf(stderr, "early %s\n", ok ? "ok" : "FAILED");
 }
+
+/* For the dlopen test: a clock read from code loaded after the shim. */
+__attribute__((visibility("default"))) long long early_read_ns(void)
+{
+	struct timespec ts;
+	if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
+		return -1;
+	return (long long)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}

@@ -6,6 +6,9 @@
  *                                      fails on any step back
  *   probe_clock passthrough            unserved and invalid clocks behave as the kernel's
  *   probe_clock loop N                 N calls to clock_gettime(CLOCK_MONOTONIC)
+ *   probe_clock dlopen LIB             dlopens LIB (whose constructor reads the clock),
+ *                                      calls its early_read_ns() and checks it against
+ *                                      the kernel's CLOCK_MONOTONIC
  *   probe_clock condwait MS            pthread_cond_timedwait on a CLOCK_MONOTONIC
  *                                      condition, deadline from the (served) clock;
  *                                      prints the kernel-measured wait in ms */
@@ -191,8 +194,31 @@ static int condwait(long ms)
 	return rc == ETIMEDOUT ? 0 : 1;
 }
 
+static int dlopened(const char *path)
+{
+	void *lib = dlopen(path, RTLD_NOW);
+	if (!lib) {
+		printf("dlopen: %s\n", dlerror());
+		return 1;
+	}
+	long long (*read_ns)(void) = (long long (*)(void))dlsym(lib, "early_read_ns");
+	if (!read_ns) {
+		printf("dlsym: %s\n", dlerror());
+		return 1;
+	}
+	int64_t before = kernel_ns(CLOCK_MONOTONIC);
+	long long v = read_ns();
+	int64_t after = kernel_ns(CLOCK_MONOTONIC);
+	int ok = v >= before - 1000 && v <= after + 1000;
+	printf("dlopen read %s\n", ok ? "ok" : "FAILED");
+	dlclose(lib);
+	return !ok;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc >= 3 && strcmp(argv[1], "dlopen") == 0)
+		return dlopened(argv[2]);
 	if (argc >= 3 && strcmp(argv[1], "condwait") == 0)
 		return condwait(atol(argv[2]));
 	if (argc >= 2 && strcmp(argv[1], "status") == 0)

@@ -49,7 +49,7 @@ $(B)/test/%: test/%.c test/unit.h $(B)/libtsccalib.a
 
 # Programs run under the shim by the bats tests and benchmarks: plain executables (the
 # benchmark uses calib's inline counter and conversion headers for its floor).
-$(B)/test/probe_%: test/probe_%.c include/tscshim.h
+$(B)/test/probe_%: test/probe_%.c include/tscshim.h test/kernel_clock.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $< -o $@ -pthread -ldl
 $(B)/test/bench_clock: test/bench_clock.c $(B)/libtsccalib.a
@@ -81,7 +81,7 @@ bench: all $(B)/test/bench_clock
 
 # Opt-in, as root: slews the kernel's frequency by +/-500 ppm and steps the wall clock,
 # restoring both on every exit path. Never part of `make test`.
-$(B)/test/clock_adjust: test/clock_adjust.c
+$(B)/test/clock_adjust: test/clock_adjust.c test/kernel_clock.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $< -o $@
 test-clock-adjust: all $(B)/test/clock_adjust

@@ -11,21 +11,6 @@ setup_file() {
 	export TSCSHIM_CACHE="$BATS_FILE_TMPDIR/cache"
 }
 
-require_reliable() {
-	"$TSCSHIM" calib --calibrate-us 20000 >/dev/null 2>&1 || skip "this machine's TSC is not reliable"
-}
-
-usage_error() { # WHAT ARGS...
-	local what="$1"
-	shift
-	run --separate-stderr "$TSCSHIM" "$@"
-	echo "status=$status stderr=$stderr"
-	[ "$status" -eq 2 ]
-	[ -z "$output" ]
-	[ "$(printf '%s\n' "$stderr" | wc -l)" -eq 1 ]
-	[[ "$stderr" == *"$what"* ]]
-}
-
 @test "ab: a million clock_gettime calls are served by the TSC in B, none counted in A" {
 	require_reliable
 	run --separate-stderr "$TSCSHIM" ab -n 2 --warmup 0 --json -- "$PROBE" loop 1000000

@@ -8,22 +8,6 @@ setup_file() {
 	export TSCSHIM_CACHE="$BATS_FILE_TMPDIR/cache"
 }
 
-require_reliable() {
-	"$TSCSHIM" calib --calibrate-us 20000 >/dev/null 2>&1 || skip "this machine's TSC is not reliable"
-}
-
-# A bad invocation: exit 2, exactly one line on stderr, naming WHAT, nothing on stdout.
-usage_error() { # WHAT ARGS...
-	local what="$1"
-	shift
-	run --separate-stderr "$TSCSHIM" "$@"
-	echo "status=$status stderr=$stderr"
-	[ "$status" -eq 2 ]
-	[ -z "$output" ]
-	[ "$(printf '%s\n' "$stderr" | wc -l)" -eq 1 ]
-	[[ "$stderr" == *"$what"* ]]
-}
-
 @test "bench: the table has every variant for every clock, with the shim's state" {
 	run --separate-stderr "$TSCSHIM" bench --calls 640
 	echo "$output"

@@ -4,3 +4,22 @@ TSCSHIM="$ROOT/build/tscshim"
 SHIM="$ROOT/build/libtscshim.so"
 # Short calibrations keep the suite fast; the figures are not what these tests check.
 QUICK=(--calibrate-us 20000)
+
+# The shim must serve where the estimator says the machine is reliable; elsewhere the
+# serving tests have nothing to check and say so.
+require_reliable() {
+	"$TSCSHIM" calib --calibrate-us 20000 >/dev/null 2>&1 || skip "this machine's TSC is not reliable"
+}
+
+# A bad invocation of the command: exit 2, exactly one line on stderr naming WHAT,
+# nothing on stdout. Needs `bats_require_minimum_version 1.5.0` in the calling file.
+usage_error() { # WHAT ARGS...
+	local what="$1"
+	shift
+	run --separate-stderr "$TSCSHIM" "$@"
+	echo "status=$status stderr=$stderr"
+	[ "$status" -eq 2 ]
+	[ -z "$output" ]
+	[ "$(printf '%s\n' "$stderr" | wc -l)" -eq 1 ]
+	[[ "$stderr" == *"$what"* ]]
+}

@@ -8,12 +8,6 @@ setup_file() {
 	export TSCSHIM_CACHE="$BATS_FILE_TMPDIR/cache"
 }
 
-# The shim must serve where the estimator says the machine is reliable; elsewhere the
-# serving tests have nothing to check and say so.
-require_reliable() {
-	"$TSCSHIM" calib --calibrate-us 20000 >/dev/null 2>&1 || skip "this machine's TSC is not reliable"
-}
-
 stat_served() { # FILE CLOCK -> served count
 	sed -n "s/.* $2=\([0-9]*\)\/[0-9]*.*/\1/p" "$1" | tail -1
 }

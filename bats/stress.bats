@@ -12,10 +12,6 @@ setup_file() {
 	export TSCSHIM_CACHE="$BATS_FILE_TMPDIR/cache"
 }
 
-require_reliable() {
-	"$TSCSHIM" calib --calibrate-us 20000 >/dev/null 2>&1 || skip "this machine's TSC is not reliable"
-}
-
 # A stress run proves something only if the shim served and re-synchronized meanwhile.
 served_and_resynced() {
 	[[ "$output" == *"active=1"* ]] || { echo "the shim did not serve"; return 1; }

@@ -72,7 +72,6 @@ static struct {
 } writer;
 
 static struct {
-	uint64_t max_error_ns;
 	uint64_t watchdog_ns;
 } config;
 
@@ -209,7 +208,6 @@ int clock_start(const struct line_setup *setup, char *err, size_t err_size)
 {
 	clock_config.fenced = setup->fenced;
 	setup_fork_safe_lock();
-	config.max_error_ns = setup->max_error_ns;
 	/* Beyond this the disagreement is not drift but a broken counter or a paused VM. */
 	config.watchdog_ns = setup->max_error_ns * 100 > 1000000 ? setup->max_error_ns * 100 : 1000000;
 
@@ -271,7 +269,7 @@ int clock_read_slow(clockid_t clock, struct timespec *ts, uint64_t t)
 			return 0;
 		if (t >= expiry && clock_try_resync(t)) {
 			/* We published a new line: take a fresh reading on it. */
-			t = clock_config.fenced ? counter_read_ordered() : counter_read_unfenced();
+			t = read_counter();
 			continue;
 		}
 		ns_to_timespec(segment_value(&s, k, t) + offset, ts);

@@ -32,6 +32,11 @@ bool clock_try_resync(uint64_t now);
 #define LOAD(field) __atomic_load_n(&(field), __ATOMIC_RELAXED)
 #define STORE(field, value) __atomic_store_n(&(field), (value), __ATOMIC_RELAXED)
 
+static inline uint64_t read_counter(void)
+{
+	return clock_config.fenced ? counter_read_ordered() : counter_read_unfenced();
+}
+
 /* The rare cases, out of line: inactive, expired, or a counter value before the current
  * segment (a thread preempted between its read and its load of the line). */
 int clock_read_slow(clockid_t clock, struct timespec *ts, uint64_t t);
@@ -55,7 +60,7 @@ static inline int clock_read(clockid_t clock, struct timespec *ts)
 		return 0;
 	enum track k = clock == CLOCK_MONOTONIC_RAW ? TRACK_RAW : TRACK_MONO;
 
-	uint64_t t = clock_config.fenced ? counter_read_ordered() : counter_read_unfenced();
+	uint64_t t = read_counter();
 	uint32_t seq = atomic_load_explicit(&published.seq, memory_order_acquire);
 	const struct line *p = &published.copy[seq & 1];
 	uint64_t start = LOAD(p->cur.start);

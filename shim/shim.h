@@ -51,6 +51,6 @@ void gate_run(void);
 enum stat_clock { STAT_MONOTONIC, STAT_MONOTONIC_RAW, STAT_BOOTTIME, STAT_REALTIME, STAT_OTHER, STAT_CLOCKS };
 extern bool stats_enabled;
 void stats_count(enum stat_clock clock, bool served);
-int stats_setup(const char *destination, char *err, size_t err_size);
+void stats_setup(const char *destination);
 
 #endif

@@ -7,6 +7,8 @@
  *      takes to show the step; then steps it back by the same amount.
  * Exit status 1 if an error exceeds BOUND_NS or the step shows later than 10 ms. */
 #define _GNU_SOURCE
+#include "kernel_clock.h"
+
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,13 +34,6 @@ static void on_signal(int sig)
 	restore();
 	signal(sig, SIG_DFL);
 	raise(sig);
-}
-
-static int64_t kernel_ns(clockid_t c)
-{
-	struct timespec ts;
-	syscall(SYS_clock_gettime, c, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 static int64_t shim_ns(clockid_t c)

@@ -15,6 +15,8 @@
 #define _GNU_SOURCE
 #include "tscshim.h"
 
+#include "kernel_clock.h"
+
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
@@ -25,18 +27,6 @@
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
-
-static int64_t ns_of(const struct timespec *ts)
-{
-	return (int64_t)ts->tv_sec * 1000000000 + ts->tv_nsec;
-}
-
-static int64_t kernel_ns(clockid_t c)
-{
-	struct timespec ts;
-	syscall(SYS_clock_gettime, c, &ts);
-	return ns_of(&ts);
-}
 
 static int status(void)
 {

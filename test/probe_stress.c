@@ -22,6 +22,8 @@
 #define _GNU_SOURCE
 #include "tscshim.h"
 
+#include "kernel_clock.h"
+
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
@@ -48,20 +50,8 @@ enum { CHECKED = 3 };
 
 static char self[4096];
 
-static int64_t ns_of(const struct timespec *ts)
-{
-	return (int64_t)ts->tv_sec * 1000000000 + ts->tv_nsec;
-}
-
 /* The kernel's clock, which no preload reaches: the reference for deadlines and for
  * bounding a run's length. */
-static int64_t kernel_ns(clockid_t c)
-{
-	struct timespec ts;
-	syscall(SYS_clock_gettime, c, &ts);
-	return ns_of(&ts);
-}
-
 static int64_t served_ns(clockid_t c)
 {
 	struct timespec ts;

@@ -12,8 +12,9 @@
  *  - A published slot is never modified until the state names another slot; a reader
  *    validates its copy by reading the state again (line_read_retry), so a slot that was
  *    freed and refilled while it read is never used.
- *  - Readers never wait and never write: a reader that finds the line past its hard end
- *    reads the kernel's clock itself (clock_read_slow). */
+ *  - Readers never wait. The hot path never writes; a reader that finds the line past
+ *    its hard end reads the kernel's clock itself and may commit that value to the floor
+ *    (clock_read_slow, fallback() in shim/clock.c). */
 #ifndef SHIM_LINE_H
 #define SHIM_LINE_H
 

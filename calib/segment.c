@@ -237,6 +237,20 @@ uint64_t line_fallback_value(const struct line *l, int k, uint64_t mono_value)
 		       relative_rate(l, k));
 }
 
+void line_seal(struct line *l)
+{
+	const struct segment *prev = &l->prev;
+	l->prev_direct_from = l->cur.start;
+	if (!l->active || prev->start >= l->cur.start || l->cur.start > prev->until)
+		return;
+	/* Each track is non-decreasing, so a floor at or below its value at prev.start
+	 * never binds in the range. */
+	for (int k = 0; k < TRACKS; k++)
+		if (l->prev_floor[k] > segment_value(prev, k, prev->start))
+			return;
+	l->prev_direct_from = prev->start;
+}
+
 bool line_apply_floor(struct line *next, uint64_t floor, uint32_t skip_tracks)
 {
 	const struct segment *prev = &next->prev;

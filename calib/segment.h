@@ -50,6 +50,9 @@ struct line {
 	 * expiry == cur.start, so every read takes the slow path, which sees active == 0. */
 	uint64_t expiry;          /* counter value after which a caller re-synchronizes */
 	struct segment cur;
+	/* From here to cur.start the hot path serves prev as it is: no floor binds and no
+	 * clamp applies there (line_seal). cur.start when that does not hold. */
+	uint64_t prev_direct_from;
 	/* The rest is for the slow path and the next plan. */
 	uint64_t active;
 	struct segment prev;      /* serves counter values before cur.start */
@@ -91,6 +94,10 @@ static inline uint64_t line_value(const struct line *l, int k, uint64_t t)
 	uint64_t v = segment_value(&l->prev, k, t);
 	return v > l->prev_floor[k] ? v : l->prev_floor[k];
 }
+
+/* Sets prev_direct_from, the last step before a line is published: the range before
+ * cur.start in which segment_value(&prev, ...) alone is line_value(). */
+void line_seal(struct line *l);
 
 /* A fresh line anchored on the kernel at a, at the calibrated rate. */
 void segment_first(struct line *out, const struct anchor *a, const struct plan_config *cfg);

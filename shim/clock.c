@@ -50,11 +50,10 @@
 #include <unistd.h>
 
 struct line_slot line_slots[LINE_SLOTS];
-static struct fork_wiped static_wiped;
-struct fork_wiped *wiped = &static_wiped;
+struct fork_wiped wiped;
 struct clock_config clock_config;
 
-_Static_assert(sizeof(struct fork_wiped) <= 4096, "the fork-wiped state fits its page");
+_Static_assert(sizeof(struct fork_wiped) == 4096, "the fork-wiped state fills its page, alone");
 _Static_assert(offsetof(struct fork_wiped, floor) == offsetof(struct fork_wiped, state) + 8,
 	       "state and floor form one 16-byte pair");
 
@@ -99,21 +98,16 @@ static void atomic_max(_Atomic uint64_t *word, uint64_t value)
 
 static void wiped_reset_in_child(void)
 {
-	memset((void *)wiped, 0, sizeof *wiped);
+	memset(&wiped, 0, sizeof wiped);
 }
 
-/* A fresh anonymous page costs nothing at load; pthread_atfork would allocate, the first
- * malloc of many processes (0.1-0.2 ms). */
+/* The page is .bss past the file's end: private and anonymous, so the kernel can wipe it
+ * in a fork child. pthread_atfork, the fallback, would allocate: the first malloc of many
+ * processes (0.1-0.2 ms), and it misses children made by a raw clone or _Fork. */
 static void setup_fork_wiped(void)
 {
-	void *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (page != MAP_FAILED && madvise(page, 4096, MADV_WIPEONFORK) == 0) {
-		wiped = page;
-		return;
-	}
-	if (page != MAP_FAILED)
-		munmap(page, 4096);
-	pthread_atfork(NULL, NULL, wiped_reset_in_child);
+	if (madvise(&wiped, sizeof wiped, MADV_WIPEONFORK) != 0)
+		pthread_atfork(NULL, NULL, wiped_reset_in_child);
 }
 
 /* ---- anchors ---- */
@@ -217,8 +211,8 @@ static int claim_slot(unsigned avoid_a, unsigned avoid_b)
 	for (unsigned s = 1; s < LINE_SLOTS; s++) {
 		uint32_t free_slot = 0;
 		if (s != avoid_a && s != avoid_b &&
-		    atomic_load_explicit(&wiped->claim[s], memory_order_relaxed) == 0 &&
-		    atomic_compare_exchange_strong_explicit(&wiped->claim[s], &free_slot, 1,
+		    atomic_load_explicit(&wiped.claim[s], memory_order_relaxed) == 0 &&
+		    atomic_compare_exchange_strong_explicit(&wiped.claim[s], &free_slot, 1,
 							    memory_order_acquire, memory_order_relaxed))
 			return (int)s;
 	}
@@ -262,15 +256,16 @@ static enum write_result publish(uint64_t expected[2], struct line *next, uint32
 	atomic_thread_fence(memory_order_release);
 	enum write_result result = WRITE_LOST;
 	for (int attempt = 0; attempt < 16; attempt++) {
+		line_seal(next);
 		store_line(&line_slots[s].line, next);
 		uint64_t state = ((expected[0] & ~(uint64_t)(LINE_SLOTS - 1)) + STATE_VERSION_STEP) | (unsigned)s;
 		uint64_t floor = expected[1];
 		uint64_t before = expected[0];
-		if (counter_cas_pair(&wiped->state, expected, state, floor)) {
+		if (counter_cas_pair(&wiped.state, expected, state, floor)) {
 			TEST_POINT(TEST_POINT_PUBLISHED);
 			atomic_max(&shadow_state, state);
 			if (slot_of(before))
-				atomic_store_explicit(&wiped->claim[slot_of(before)], 0, memory_order_release);
+				atomic_store_explicit(&wiped.claim[slot_of(before)], 0, memory_order_release);
 			result = WRITE_PUBLISHED;
 			break;
 		}
@@ -279,7 +274,7 @@ static enum write_result publish(uint64_t expected[2], struct line *next, uint32
 			break;
 	}
 	if (result != WRITE_PUBLISHED)
-		atomic_store_explicit(&wiped->claim[s], 0, memory_order_release);
+		atomic_store_explicit(&wiped.claim[s], 0, memory_order_release);
 	restore_signals(blocked, &saved_mask);
 	return result;
 }
@@ -301,7 +296,7 @@ static void count_plan(const struct plan *p)
 /* One re-synchronization from the line `old` that state `w` names. */
 static enum write_result resync(uint64_t w, const struct line *old, uint64_t now)
 {
-	uint64_t expected[2] = {w, __atomic_load_n(&wiped->floor, __ATOMIC_ACQUIRE)};
+	uint64_t expected[2] = {w, __atomic_load_n(&wiped.floor, __ATOMIC_ACQUIRE)};
 	struct anchor a;
 	take_anchor(&a, 8); /* three brackets, more if none was narrow */
 	TEST_POINT(TEST_POINT_ANCHORED);
@@ -331,7 +326,7 @@ static enum write_result recover(void)
 		 * parent's slot: a copy taken while it is still 0 is whole. */
 		load_line(&parent, &line_slots[parent_slot].line);
 		atomic_thread_fence(memory_order_acquire);
-		if (__atomic_load_n(&wiped->state, __ATOMIC_RELAXED) != 0)
+		if (__atomic_load_n(&wiped.state, __ATOMIC_RELAXED) != 0)
 			return WRITE_LOST;
 		have_parent = true;
 	}
@@ -365,17 +360,17 @@ static enum write_result recover(void)
 
 static bool take_turn(uint64_t now, uint64_t *mine)
 {
-	uint64_t held = atomic_load_explicit(&wiped->writer_token, memory_order_relaxed);
+	uint64_t held = atomic_load_explicit(&wiped.writer_token, memory_order_relaxed);
 	if (held > now)
 		return false;
 	*mine = now + plan_cfg.life_ticks;
-	return atomic_compare_exchange_strong_explicit(&wiped->writer_token, &held, *mine,
+	return atomic_compare_exchange_strong_explicit(&wiped.writer_token, &held, *mine,
 						       memory_order_acquire, memory_order_relaxed);
 }
 
 static void end_turn(uint64_t mine)
 {
-	atomic_compare_exchange_strong_explicit(&wiped->writer_token, &mine, 0,
+	atomic_compare_exchange_strong_explicit(&wiped.writer_token, &mine, 0,
 						memory_order_release, memory_order_relaxed);
 }
 
@@ -391,7 +386,7 @@ static bool fallback(unsigned clock, uint64_t w, const struct line *l, struct ti
 	struct timespec now;
 	real_clock_gettime(CLOCK_MONOTONIC, &now);
 	uint64_t kernel = timespec_to_ns(&now);
-	uint64_t expected[2] = {w, __atomic_load_n(&wiped->floor, __ATOMIC_ACQUIRE)};
+	uint64_t expected[2] = {w, __atomic_load_n(&wiped.floor, __ATOMIC_ACQUIRE)};
 	uint64_t end = segment_value(&l->cur, SERVED_MONOTONIC, l->cur.until);
 	uint64_t held = end > expected[1] ? end : expected[1];
 	uint64_t value = held;
@@ -399,11 +394,11 @@ static bool fallback(unsigned clock, uint64_t w, const struct line *l, struct ti
 		TEST_POINT(TEST_POINT_FALLBACK);
 		/* Committed before it is handed out: a writer that read the older floor
 		 * fails its compare-and-swap and takes this one into account. */
-		if (!counter_cas_pair(&wiped->state, expected, w, kernel))
+		if (!counter_cas_pair(&wiped.state, expected, w, kernel))
 			return false;
 		atomic_max(&shadow_floor, kernel);
 		value = kernel;
-	} else if (__atomic_load_n(&wiped->state, __ATOMIC_ACQUIRE) != w) {
+	} else if (__atomic_load_n(&wiped.state, __ATOMIC_ACQUIRE) != w) {
 		return false;
 	}
 	atomic_fetch_add_explicit(&kernel_reads, 1, memory_order_relaxed);

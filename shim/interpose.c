@@ -76,16 +76,39 @@ static unsigned stat_of(clockid_t clock)
 	return c < 0 ? STAT_OTHER : (unsigned)c;
 }
 
-static int serve(clockid_t clock, struct timespec *ts)
+/* Each entry point is an inline leaf for the common case (served, no counters kept) and
+ * out-of-line rests for the others, chosen so that the leaf keeps few values live and
+ * needs no stack frame: *_slow finishes a READ_SLOW (the clock is known from the
+ * pending read), *_rest counts and passes through or counts a served call. */
+
+static int clock_gettime_finish(clockid_t clock, struct timespec *ts, bool served)
 {
-	if (__builtin_expect(!is_null(ts), 1) && clock_read(clock, ts)) {
-		if (stats_enabled)
-			stats_count(stat_of(clock), true);
-		return 0;
-	}
 	if (stats_enabled)
-		stats_count(stat_of(clock), false);
-	return real_clock_gettime(clock, ts);
+		stats_count(stat_of(clock), served);
+	return served ? 0 : real_clock_gettime(clock, ts);
+}
+
+static __attribute__((noinline)) int clock_gettime_rest(clockid_t clock, struct timespec *ts,
+							  enum read_result r)
+{
+	return clock_gettime_finish(clock, ts, r == READ_SERVED);
+}
+
+static __attribute__((noinline)) int clock_gettime_slow(struct timespec *ts, struct pending_read pending)
+{
+	bool served = clock_read_slow(pending.clock, ts, pending.t);
+	return clock_gettime_finish(clock_table[pending.clock].id, ts, served);
+}
+
+static inline __attribute__((always_inline)) int serve(clockid_t clock, struct timespec *ts)
+{
+	struct pending_read pending = {0, 0};
+	enum read_result r = is_null(ts) ? READ_PASS : clock_read(clock, ts, &pending);
+	if (__builtin_expect(r == READ_SERVED && !stats_enabled, 1))
+		return 0;
+	if (r == READ_SLOW)
+		return clock_gettime_slow(ts, pending);
+	return clock_gettime_rest(clock, ts, r);
 }
 
 SHIM_EXPORT int clock_gettime(clockid_t clock, struct timespec *ts)
@@ -98,40 +121,84 @@ SHIM_EXPORT int __clock_gettime(clockid_t clock, struct timespec *ts)
 	return serve(clock, ts);
 }
 
-SHIM_EXPORT int gettimeofday(struct timeval *tv, void *tz)
+static inline void timespec_to_timeval(const struct timespec *ts, struct timeval *tv)
 {
-	struct timespec ts;
-	/* A timezone request is obsolete but must still reach the real function. */
-	if (!is_null(tv) && !tz && clock_read(CLOCK_REALTIME, &ts)) {
-		if (stats_enabled)
-			stats_count(SERVED_REALTIME, true);
-		tv->tv_sec = ts.tv_sec;
-		tv->tv_usec = ts.tv_nsec / 1000;
+	tv->tv_sec = ts->tv_sec;
+	tv->tv_usec = ts->tv_nsec / 1000;
+}
+
+/* served: *ts holds the time to hand out. */
+static __attribute__((noinline)) int gettimeofday_rest(struct timeval *tv, void *tz, bool served,
+						       const struct timespec *ts)
+{
+	if (stats_enabled)
+		stats_count(SERVED_REALTIME, served);
+	if (served) {
+		timespec_to_timeval(ts, tv);
 		return 0;
 	}
-	if (stats_enabled)
-		stats_count(SERVED_REALTIME, false);
 	gettimeofday_fn *fn = (gettimeofday_fn *)real(&real_gtod);
 	if (fn)
 		return fn(tv, tz);
 	return (int)syscall(SYS_gettimeofday, tv, tz);
 }
 
-SHIM_EXPORT int timespec_get(struct timespec *ts, int base)
+static __attribute__((noinline)) int gettimeofday_slow(struct timeval *tv, struct pending_read pending)
 {
-	if (base == TIME_UTC && !is_null(ts) && clock_read(CLOCK_REALTIME, ts)) {
-		if (stats_enabled)
-			stats_count(SERVED_REALTIME, true);
-		return base;
+	struct timespec ts;
+	bool served = clock_read_slow(pending.clock, &ts, pending.t);
+	return gettimeofday_rest(tv, NULL, served, &ts);
+}
+
+SHIM_EXPORT int gettimeofday(struct timeval *tv, void *tz)
+{
+	struct timespec ts;
+	struct pending_read pending = {0, 0};
+	/* A timezone request is obsolete but must still reach the real function. */
+	enum read_result r = is_null(tv) || tz ? READ_PASS : clock_read(CLOCK_REALTIME, &ts, &pending);
+	if (__builtin_expect(r == READ_SERVED && !stats_enabled, 1)) {
+		timespec_to_timeval(&ts, tv);
+		return 0;
 	}
+	if (r == READ_SLOW)
+		return gettimeofday_slow(tv, pending);
+	return gettimeofday_rest(tv, tz, r == READ_SERVED, &ts);
+}
+
+static int timespec_get_finish(struct timespec *ts, int base, bool served)
+{
 	if (stats_enabled)
-		stats_count(SERVED_REALTIME, false);
+		stats_count(SERVED_REALTIME, served);
+	if (served)
+		return base;
 	timespec_get_fn *fn = (timespec_get_fn *)real(&real_tsg);
 	if (fn)
 		return fn(ts, base);
 	if (base != TIME_UTC || is_null(ts))
 		return 0;
 	return syscall_clock_gettime(CLOCK_REALTIME, ts) == 0 ? base : 0;
+}
+
+static __attribute__((noinline)) int timespec_get_rest(struct timespec *ts, int base, enum read_result r)
+{
+	return timespec_get_finish(ts, base, r == READ_SERVED);
+}
+
+static __attribute__((noinline)) int timespec_get_slow(struct timespec *ts, struct pending_read pending)
+{
+	return timespec_get_finish(ts, TIME_UTC, clock_read_slow(pending.clock, ts, pending.t));
+}
+
+SHIM_EXPORT int timespec_get(struct timespec *ts, int base)
+{
+	struct pending_read pending = {0, 0};
+	enum read_result r = base != TIME_UTC || is_null(ts) ? READ_PASS
+							     : clock_read(CLOCK_REALTIME, ts, &pending);
+	if (__builtin_expect(r == READ_SERVED && !stats_enabled, 1))
+		return base;
+	if (r == READ_SLOW)
+		return timespec_get_slow(ts, pending);
+	return timespec_get_rest(ts, base, r);
 }
 
 SHIM_EXPORT int tscshim_status(struct tscshim_status *out)

@@ -46,8 +46,10 @@ struct line_slot {
  * in a fork child (MADV_WIPEONFORK). */
 struct fork_wiped {
 	/* One 16-byte pair, changed only by counter_cas_pair(): the state (which the hot
-	 * path loads alone) and the floor, MONOTONIC's largest value a fallback handed out. */
-	_Alignas(16) uint64_t state;
+	 * path loads alone) and the floor, MONOTONIC's largest value a fallback handed out.
+	 * Page-aligned, so that the structure fills a page of its own in .bss, at an address
+	 * the hot path needs no pointer to reach. */
+	_Alignas(4096) uint64_t state;
 	uint64_t floor;
 	_Atomic uint64_t writer_token;      /* counter value until which a writer has the turn */
 	_Atomic uint32_t claim[LINE_SLOTS]; /* 1: being filled or published; 0: free */
@@ -59,7 +61,7 @@ struct clock_config {
 };
 
 extern struct line_slot line_slots[LINE_SLOTS];
-extern struct fork_wiped *wiped;
+extern struct fork_wiped wiped;
 extern struct clock_config clock_config;
 
 #define LOAD(field) __atomic_load_n(&(field), __ATOMIC_RELAXED)
@@ -73,7 +75,7 @@ static inline uint64_t read_counter(void)
  * names; after the fields are loaded, retry says whether they may be torn. */
 static inline uint64_t line_read_begin(const struct line **l)
 {
-	uint64_t w = __atomic_load_n(&wiped->state, __ATOMIC_ACQUIRE);
+	uint64_t w = __atomic_load_n(&wiped.state, __ATOMIC_ACQUIRE);
 	*l = &line_slots[w & (LINE_SLOTS - 1)].line;
 	return w;
 }
@@ -81,11 +83,11 @@ static inline uint64_t line_read_begin(const struct line **l)
 static inline bool line_read_retry(uint64_t w)
 {
 	atomic_thread_fence(memory_order_acquire);
-	return __atomic_load_n(&wiped->state, __ATOMIC_RELAXED) != w;
+	return __atomic_load_n(&wiped.state, __ATOMIC_RELAXED) != w;
 }
 
 /* The rare cases, out of line: no line yet or a fork child, inactive, expired or past the
- * hard end, a counter value before the current segment (a thread preempted between its
+ * hard end, a counter value before the line's segments (a thread preempted between its
  * read and its load of the line), or a line replaced while it was read. */
 int clock_read_slow(unsigned clock, struct timespec *ts, uint64_t t);
 
@@ -95,33 +97,62 @@ static inline void ns_to_timespec(uint64_t ns, struct timespec *ts)
 	ts->tv_nsec = (long)(ns % 1000000000u);
 }
 
-/* 1 with *ts filled when the clock is served from the counter; 0: call the real function.
+/* What the inline part of a read found. */
+enum read_result {
+	READ_PASS,   /* not served: call the real function */
+	READ_SERVED, /* *ts filled from the counter */
+	READ_SLOW,   /* served, but only clock_read_slow() can say what: see the pending read */
+};
+
+/* What clock_read_slow() needs to finish a READ_SLOW. */
+struct pending_read {
+	unsigned clock; /* enum served_clock */
+	uint64_t t;     /* the counter value read */
+};
+
+/* The inline part of a read, a leaf so that the entry points need no stack frame: the
+ * rare cases return READ_SLOW and the caller finishes them out of line.
  * The counter is read before the line: every publication describes the same function of
  * the counter or one pointwise above it (calib/segment.h), so the order does not change
  * the value's guarantees, and the line's loads overlap the ordered read instead of
- * preceding it. One unsigned compare sends every rare case to clock_read_slow(). */
-static inline int clock_read(clockid_t id, struct timespec *ts)
+ * preceding it. A new line's segment starts where the old one's hard end was, so for
+ * about one life in two the counter is before cur.start: prev serves it here, in line,
+ * wherever line_seal() found no floor or clamp to apply. One unsigned compare per
+ * segment sends every rare case to the slow path. */
+static inline __attribute__((always_inline)) enum read_result
+clock_read(clockid_t id, struct timespec *ts, struct pending_read *pending)
 {
 	if ((unsigned)id >= CLOCK_ID_LIMIT)
-		return 0;
+		return READ_PASS;
 	unsigned c = LOAD(clock_config.served_index[id]);
 	if (!c)
-		return 0;
+		return READ_PASS;
 	c--;
 
 	uint64_t t = read_counter();
 	const struct line *l;
 	uint64_t w = line_read_begin(&l);
 	uint64_t start = LOAD(l->cur.start);
-	uint64_t expiry = LOAD(l->expiry);
-	uint64_t base = LOAD(l->cur.clk[c].base);
-	uint64_t mult = LOAD(l->cur.clk[c].mult);
-	uint64_t shift = LOAD(l->cur.clk[c].shift);
-	if (__builtin_expect(line_read_retry(w) || t - start >= expiry - start, 0))
-		return clock_read_slow(c, ts, t);
+	uint64_t from = start;
+	uint64_t to = LOAD(l->expiry);
+	const struct track_params *p = &l->cur.clk[c];
+	if (__builtin_expect(t - start >= to - start, 0)) {
+		to = start;
+		from = LOAD(l->prev_direct_from);
+		start = LOAD(l->prev.start);
+		p = &l->prev.clk[c];
+	}
+	uint64_t base = LOAD(p->base);
+	uint64_t mult = LOAD(p->mult);
+	uint64_t shift = LOAD(p->shift);
+	if (__builtin_expect(line_read_retry(w) || t - from >= to - from, 0)) {
+		pending->clock = c;
+		pending->t = t;
+		return READ_SLOW;
+	}
 	struct conversion conv = {.mult = mult, .shift = (uint32_t)shift};
 	ns_to_timespec(base + conversion_apply(&conv, t - start), ts);
-	return 1;
+	return READ_SERVED;
 }
 
 #endif

@@ -316,6 +316,54 @@ static void a_time_namespace_is_noticed(void)
 	CHECK(!line_agrees(&l, &a, cfg.watchdog_ns));
 }
 
+/* The hot path serves prev as it is from prev_direct_from to cur.start: there it must be
+ * line_value() exactly, and where a floor or a clamp applies the range must be empty. */
+static void check_direct_range(const struct line *l)
+{
+	for (int k = 0; k < TRACKS; k++)
+		for (uint64_t t = l->prev_direct_from; t < l->cur.start; t += 991)
+			CHECK_EQ_U64(segment_value(&l->prev, k, t), line_value(l, k, t));
+}
+
+static void the_hot_path_serves_prev_only_where_it_is_the_line(void)
+{
+	struct line old;
+	first_line(&old, &steady, 10000000);
+	line_seal(&old);
+	CHECK_EQ_U64(old.prev_direct_from, old.cur.start); /* a first line has no prev */
+
+	/* A continuation: prev serves the life before the new segment starts. */
+	struct anchor a = anchor_of(&steady, old.expiry + 100, 30, 100);
+	const struct plan cont = plan_from(&old, &a, old.expiry);
+	struct line next = cont.next;
+	line_seal(&next);
+	CHECK_EQ_U64(next.prev_direct_from, next.prev.start);
+	CHECK(next.cur.start > old.expiry);
+	check_direct_range(&next);
+
+	/* A floor that binds in prev's range: nothing served directly. */
+	uint64_t late = old.cur.until + LIFE / 4;
+	a = anchor_of(&steady, late + 100, 0, 100);
+	struct plan p = plan_from(&old, &a, late);
+	next = p.next;
+	CHECK(line_apply_floor(&next, kernel_at(&steady, SERVED_MONOTONIC, late + 3000), 0));
+	line_seal(&next);
+	CHECK_EQ_U64(next.prev_direct_from, next.cur.start);
+	check_direct_range(&next);
+
+	/* A floor that binds on one track only, the rest of the line unchanged. */
+	next = cont.next;
+	next.prev_floor[SERVED_BOOTTIME] = segment_value(&next.prev, SERVED_BOOTTIME, next.prev.start) + 1;
+	line_seal(&next);
+	CHECK_EQ_U64(next.prev_direct_from, next.cur.start);
+
+	/* An inactive line sends every read to the slow path. */
+	next = p.next;
+	next.active = 0;
+	line_seal(&next);
+	CHECK_EQ_U64(next.prev_direct_from, next.cur.start);
+}
+
 int main(void)
 {
 	RUN(first_line_is_anchored);
@@ -329,5 +377,6 @@ int main(void)
 	RUN(boottime_steps_forward_realtime_steps_both_ways);
 	RUN(floors_hold_the_next_line_up);
 	RUN(a_time_namespace_is_noticed);
+	RUN(the_hot_path_serves_prev_only_where_it_is_the_line);
 	return unit_finish();
 }

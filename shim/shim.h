@@ -3,6 +3,7 @@
 #define SHIM_SHIM_H
 
 #include "options.h"
+#include "system.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -43,9 +44,15 @@ struct gate_result {
 	uint32_t served;
 	bool fenced;
 	char reason[192];
+	/* Added for the machine-wide record and the CPU-coverage check: */
+	const char *source;       /* where the verdict came from: "from the machine-wide record", "from the cache", "measured now", or "" */
+	struct cpu_mask covered;  /* the CPUs the verdict covers; empty when none */
 };
 extern struct gate_result gate;
 void gate_run(void);
+/* True when the calling thread's allowed CPUs all lie in gate.covered: one
+ * sched_getaffinity system call (about 0.3 us), meant for each re-synchronization. */
+bool gate_cpu_set_covered(void);
 
 /* stats.c */
 enum stat_clock { STAT_MONOTONIC, STAT_MONOTONIC_RAW, STAT_BOOTTIME, STAT_REALTIME, STAT_OTHER, STAT_CLOCKS };

@@ -27,7 +27,6 @@
 #include "verdict.h"
 
 #include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
@@ -46,14 +45,23 @@ static struct {
 	char note[SAFEFILE_PATH_MAX + 160]; /* what went wrong with the cache, for verbose */
 } scratch;
 
-static void say(const char *fmt, ...)
+/* One line on stderr, "tscshim: " and the parts. Neither fprintf (for an unbuffered
+ * stream glibc formats through an 8 KiB buffer on the stack, which a small stack such as
+ * ulimit -s 16 does not have) nor printf's formatting (about 2 KiB of stack more). */
+static void say(const char *first, ...) __attribute__((sentinel));
+static void say(const char *first, ...)
 {
 	char line[512];
+	struct text t = text_start(line, sizeof line - 1);
+	text_add(&t, "tscshim: ");
 	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(line, sizeof line, fmt, ap);
+	va_start(ap, first);
+	for (const char *part = first; part; part = va_arg(ap, const char *))
+		text_add(&t, part);
 	va_end(ap);
-	fprintf(stderr, "tscshim: %s\n", line);
+	line[t.len++] = '\n';
+	ssize_t ignored = write(STDERR_FILENO, line, t.len);
+	(void)ignored;
 }
 
 static void pass_through(const char *reason)
@@ -98,14 +106,14 @@ static const struct cache_record *from_system_record(const struct option_values 
 			    sizeof err);
 	if (rc != CACHE_OK) {
 		if (verbosity >= 2 || (verbosity >= 1 && rc != CACHE_MISSING))
-			say("machine-wide record %s", err);
+			say("machine-wide record ", err, NULL);
 		return NULL;
 	}
 	int i = cache_find(&scratch.system, key);
 	/* Inconclusive: the process measures for itself. */
 	if (i < 0 || scratch.system.record[i].estimate_verdict == ESTIMATE_INCONCLUSIVE) {
 		if (verbosity >= 2)
-			say("machine-wide record %s: not for this boot, CPU or CPU set", path);
+			say("machine-wide record ", path, ": not for this boot, CPU or CPU set", NULL);
 		return NULL;
 	}
 	return &scratch.system.record[i];
@@ -136,13 +144,13 @@ static const struct cache_record *from_cache(const char *path, const struct cach
 		if (rc != CACHE_MISSING)
 			safefile_message(scratch.note, sizeof scratch.note, err, NULL);
 		if (verbosity >= 2 || (rc != CACHE_MISSING && verbosity >= 1))
-			say("cache %s; measuring and rewriting it", err);
+			say("cache ", err, "; measuring and rewriting it", NULL);
 		return NULL;
 	}
 	int i = cache_find(&scratch.cache, key);
 	if (i < 0) {
 		if (verbosity >= 2)
-			say("cache %s: measured on another boot, CPU or CPU set; measuring", path);
+			say("cache ", path, ": measured on another boot, CPU or CPU set; measuring", NULL);
 		return NULL;
 	}
 	return &scratch.cache.record[i];
@@ -178,7 +186,7 @@ static int measured(const struct option_values *o, const struct cache_key *key,
 		safefile_message(m->problem, sizeof m->problem, err, NULL);
 	}
 	if (m->problem[0] && verbosity >= 1)
-		say("%s", m->problem);
+		say(m->problem, NULL);
 	memset(rec, 0, sizeof *rec);
 	safefile_message(rec->boot_id, sizeof rec->boot_id, key->boot_id, NULL);
 	rec->cpu_signature = key->cpu_signature;
@@ -205,7 +213,7 @@ static void write_cache(const char *path, const struct cache_record *rec)
 			sizeof err) != 0) {
 		safefile_message(scratch.note, sizeof scratch.note, err, "; every start measures", NULL);
 		if (verbosity >= 1)
-			say("cache %s", scratch.note);
+			say("cache ", scratch.note, NULL);
 	} else {
 		scratch.note[0] = '\0';
 	}
@@ -269,7 +277,7 @@ static bool decide(const struct option_values *o, struct verdict *v)
 			return true;
 		}
 		if (rec && rec->estimate_verdict == ESTIMATE_INCONCLUSIVE && verbosity >= 2)
-			say("cache %s: an inconclusive record is due for a retry; measuring", path);
+			say("cache ", path, ": an inconclusive record is due for a retry; measuring", NULL);
 		if (rec && rec->estimate_verdict != ESTIMATE_INCONCLUSIVE)
 			use_record(rec, "from the cache");
 	}
@@ -307,6 +315,27 @@ static bool decide(const struct option_values *o, struct verdict *v)
 	return true;
 }
 
+/* The verbose line: the decision, its figures, and what went wrong with the cache. */
+static void say_decision(uint64_t began)
+{
+	char figures[160];
+	struct text t = text_start(figures, sizeof figures);
+	text_add(&t, " (rate ");
+	text_add_u64(&t, gate.rate_millihz / 1000);
+	text_add(&t, ".");
+	text_add(&t, gate.rate_millihz % 1000 < 100 ? (gate.rate_millihz % 1000 < 10 ? "00" : "0") : "");
+	text_add_u64(&t, gate.rate_millihz % 1000);
+	text_add(&t, " Hz");
+	text_add(&t, gate.source[0] ? ", " : "");
+	text_add(&t, gate.source);
+	text_add(&t, gate.fenced ? ", fenced" : ", unfenced");
+	text_add(&t, " reads, decided in ");
+	text_add_u64(&t, (refclock_now_ns(CLOCK_MONOTONIC) - began) / 1000);
+	text_add(&t, " us)");
+	say(gate.active ? "serving from the TSC: " : "passing through: ", gate.reason, figures,
+	    scratch.note[0] ? "; cache " : "", scratch.note, NULL);
+}
+
 void gate_run(void)
 {
 	struct option_values o;
@@ -320,7 +349,7 @@ void gate_run(void)
 	}
 	/* Step 1. */
 	if (options_load(&o, lookup_environment, err, sizeof err) != 0) {
-		say("%s; passing every call to the real clock", err);
+		say(err, "; passing every call to the real clock", NULL);
 		pass_through(err);
 		return;
 	}
@@ -358,14 +387,7 @@ void gate_run(void)
 		}
 	}
 	if (verbosity >= 1)
-		say("%s: %s (rate %llu.%03llu Hz%s%s, %s reads, decided in %llu us)%s%s",
-		    gate.active ? "serving from the TSC" : "passing through", gate.reason,
-		    (unsigned long long)(gate.rate_millihz / 1000),
-		    (unsigned long long)(gate.rate_millihz % 1000),
-		    gate.source[0] ? ", " : "", gate.source,
-		    gate.fenced ? "fenced" : "unfenced",
-		    (unsigned long long)((refclock_now_ns(CLOCK_MONOTONIC) - began) / 1000),
-		    scratch.note[0] ? "; cache " : "", scratch.note);
+		say_decision(began);
 }
 
 bool gate_cpu_set_covered(void)

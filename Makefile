@@ -79,6 +79,11 @@ bench: all $(B)/test/bench_clock
 
 .PHONY: figures-calib bench
 
+# The shim constructor's static stack use (gcc -fcallgraph-info), at most 4 KiB.
+stack-usage:
+	@python3 test/stack-usage.py 4096
+.PHONY: stack-usage
+
 # Opt-in, as root: slews the kernel's frequency by +/-500 ppm and steps the wall clock,
 # restoring both on every exit path. Never part of `make test`.
 $(B)/test/clock_adjust: test/clock_adjust.c test/kernel_clock.h

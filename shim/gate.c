@@ -163,7 +163,8 @@ static int measured(const struct option_values *o, const struct cache_key *key,
 		    const struct cache_record *previous, struct cache_record *rec,
 		    struct measurement *m)
 {
-	if (read_seccomp_mode() == 1) {
+	int seccomp = read_seccomp_mode();
+	if (seccomp == 1) {
 		pass_through("seccomp strict mode: the estimator cannot run; passing through");
 		return -1;
 	}
@@ -184,6 +185,11 @@ static int measured(const struct option_values *o, const struct cache_key *key,
 		memset(m, 0, sizeof *m);
 		m->analysis.verdict = ESTIMATE_INCONCLUSIVE;
 		safefile_message(m->problem, sizeof m->problem, err, NULL);
+	}
+	if (m->problem[0] && seccomp == 2) {
+		/* A filter's rules cannot be read back: say that one is there. */
+		struct text t = {.buf = m->problem, .size = sizeof m->problem, .len = strlen(m->problem)};
+		text_add(&t, " (a seccomp filter is in force)");
 	}
 	if (m->problem[0] && verbosity >= 1)
 		say(m->problem, NULL);

@@ -78,7 +78,8 @@ static void calib_usage(FILE *out)
 		"--save estimates every online CPU (with a 1 s budget unless --budget-us says\n"
 		"otherwise) and writes the machine-wide record to TSCSHIM_SYSTEM_RECORD\n"
 		"(/run/tscshim/calibration) for every process to trust; run it as root once\n"
-		"per boot. Exit status 1 also when the record could not be saved.\n");
+		"per boot. Exit status with --save: 0 saved (whatever the verdict), 1 not saved\n"
+		"(an inconclusive estimate), 2 error.\n");
 }
 
 int command_calib(int argc, char **argv)
@@ -194,8 +195,9 @@ int command_calib(int argc, char **argv)
 	else
 		report_print_text(stdout, &report);
 	int status = report.verdict.reliable ? EXIT_RELIABLE : EXIT_NOT_RELIABLE;
-	if (save && report.estimated && save_record(values.text[OPT_SYSTEM_RECORD], &report) != 0)
-		status = EXIT_NOT_RELIABLE;
+	if (save)
+		status = report.estimated && save_record(values.text[OPT_SYSTEM_RECORD], &report) == 0
+				 ? 0 : EXIT_NOT_RELIABLE;
 	estimate_report_free(&report.estimate);
 	return status;
 }

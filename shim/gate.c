@@ -29,7 +29,11 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/auxv.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 struct gate_result gate = {.max_shift_ns = UINT64_MAX, .source = ""};
@@ -43,6 +47,8 @@ static struct {
 	struct cache_file system;
 	char cache_path[SAFEFILE_PATH_MAX];
 	char note[SAFEFILE_PATH_MAX + 160]; /* what went wrong with the cache, for verbose */
+	char err[SAFEFILE_PATH_MAX + 160];  /* each step's message, one step at a time */
+	char lock_name[SAFEFILE_PATH_MAX + 8];
 } scratch;
 
 /* One line on stderr, "tscshim: " and the parts. Neither fprintf (for an unbuffered
@@ -100,10 +106,10 @@ static const struct cache_record *from_system_record(const struct option_values 
 	const char *path = o->text[OPT_SYSTEM_RECORD];
 	if (path[0] != '/')
 		return NULL;
-	char err[256];
+	char *err = scratch.err;
 	struct safefile_trust root = {.owner = 0, .check_directory = 1, .max_size = CACHE_MAX_SIZE};
 	int rc = cache_read(path, &root, scratch.file, sizeof scratch.file, &scratch.system, err,
-			    sizeof err);
+			    sizeof scratch.err);
 	if (rc != CACHE_OK) {
 		if (verbosity >= 2 || (verbosity >= 1 && rc != CACHE_MISSING))
 			say("machine-wide record ", err, NULL);
@@ -135,10 +141,10 @@ static const char *cache_path(const struct option_values *o)
 
 static const struct cache_record *from_cache(const char *path, const struct cache_key *key)
 {
-	char err[256];
+	char *err = scratch.err;
 	struct safefile_trust mine = {.owner = geteuid(), .max_size = CACHE_MAX_SIZE};
 	int rc = cache_read(path, &mine, scratch.file, sizeof scratch.file, &scratch.cache, err,
-			    sizeof err);
+			    sizeof scratch.err);
 	if (rc != CACHE_OK) {
 		scratch.cache.count = 0;
 		if (rc != CACHE_MISSING)
@@ -180,8 +186,8 @@ static int measured(const struct option_values *o, const struct cache_key *key,
 	 * the budget and 5 ms are kept for that, the fork and the answer. */
 	uint64_t wait_ns = config.budget_ns + calibrate_ns + 5000000;
 	config.budget_ns -= config.budget_ns / 8;
-	char err[256];
-	if (measure_in_child(&config, calibrate_ns, wait_ns, m, err, sizeof err) != 0) {
+	char *err = scratch.err;
+	if (measure_in_child(&config, calibrate_ns, wait_ns, m, err, sizeof scratch.err) != 0) {
 		memset(m, 0, sizeof *m);
 		m->analysis.verdict = ESTIMATE_INCONCLUSIVE;
 		safefile_message(m->problem, sizeof m->problem, err, NULL);
@@ -211,12 +217,49 @@ static int measured(const struct option_values *o, const struct cache_key *key,
 	return 0;
 }
 
+/* Only one process measures for a cache at a time: a storm of cold starts would
+ * otherwise run hundreds of estimators against each other, and most would come out
+ * inconclusive. The first takes "<cache>.lock" (flock, released by the kernel however the
+ * process ends) and measures; the others wait for its record, at most as long as a
+ * measurement may take. A lock file another user owns is ignored (it could be held for
+ * ever). Returns the locked descriptor, LOCK_NONE when there is no usable lock (measure
+ * anyway), or LOCK_WAITED when another process measured meanwhile. */
+enum { LOCK_NONE = -1, LOCK_WAITED = -2 };
+static int measure_lock(const char *path, uint64_t wait_ns)
+{
+	char *name = scratch.lock_name;
+	struct text t = text_start(name, sizeof scratch.lock_name);
+	text_add(&t, path);
+	text_add(&t, ".lock");
+	if (t.truncated)
+		return LOCK_NONE;
+	int fd = open(name, O_RDONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
+	struct stat st;
+	if (fd < 0)
+		return LOCK_NONE;
+	if (fstat(fd, &st) != 0 || st.st_uid != geteuid() || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return LOCK_NONE;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+		return fd;
+	uint64_t deadline = refclock_now_ns(CLOCK_MONOTONIC) + wait_ns;
+	while (refclock_now_ns(CLOCK_MONOTONIC) < deadline) {
+		struct timespec nap = {.tv_nsec = 500000};
+		nanosleep(&nap, NULL);
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+			break;
+	}
+	close(fd); /* releases the lock if it was taken: the record is what we waited for */
+	return LOCK_WAITED;
+}
+
 static void write_cache(const char *path, const struct cache_record *rec)
 {
-	char err[256];
+	char *err = scratch.err;
 	cache_insert(&scratch.cache, rec);
 	if (cache_write(path, &scratch.cache, false, scratch.file, sizeof scratch.file, err,
-			sizeof err) != 0) {
+			sizeof scratch.err) != 0) {
 		safefile_message(scratch.note, sizeof scratch.note, err, "; every start measures", NULL);
 		if (verbosity >= 1)
 			say("cache ", scratch.note, NULL);
@@ -287,15 +330,36 @@ static bool decide(const struct option_values *o, struct verdict *v)
 		if (rec && rec->estimate_verdict != ESTIMATE_INCONCLUSIVE)
 			use_record(rec, "from the cache");
 	}
+	int lock = LOCK_NONE;
+	if (!gate.from_cache && path) {
+		uint64_t wait_ns = (o->num[OPT_ESTIMATE_BUDGET_US] + o->num[OPT_CALIBRATE_US]) * 1000 + 5000000;
+		lock = measure_lock(path, wait_ns);
+		if (lock == LOCK_WAITED) {
+			rec = from_cache(path, &key);
+			if (!rec || (rec->estimate_verdict == ESTIMATE_INCONCLUSIVE &&
+				     refclock_now_ns(CLOCK_MONOTONIC) >= rec->retry_at_ns)) {
+				pass_through("another process was measuring and left no answer within the budget");
+				return false;
+			}
+			use_record(rec, "from the cache, after another process measured");
+			if (rec->estimate_verdict == ESTIMATE_INCONCLUSIVE) {
+				inconclusive(rec, " on another process's start", v);
+				return true;
+			}
+		}
+	}
 	if (gate.from_cache) {
 		analysis_of(rec, &a);
 	} else {
 		struct cache_record fresh;
 		struct measurement m;
-		if (measured(o, &key, rec, &fresh, &m) != 0)
-			return false;
-		if (path)
+		int rc = measured(o, &key, rec, &fresh, &m);
+		if (rc == 0 && path)
 			write_cache(path, &fresh);
+		if (lock >= 0)
+			close(lock);
+		if (rc != 0)
+			return false;
 		if (fresh.estimate_verdict == ESTIMATE_INCONCLUSIVE) {
 			char detail[sizeof m.problem + 80];
 			struct text t = text_start(detail, sizeof detail);
@@ -345,7 +409,7 @@ static void say_decision(uint64_t began)
 void gate_run(void)
 {
 	struct option_values o;
-	char err[256];
+	char *err = scratch.err;
 	uint64_t began = refclock_now_ns(CLOCK_MONOTONIC);
 
 	if (getauxval(AT_SECURE)) {
@@ -354,7 +418,7 @@ void gate_run(void)
 		return;
 	}
 	/* Step 1. */
-	if (options_load(&o, lookup_environment, err, sizeof err) != 0) {
+	if (options_load(&o, lookup_environment, err, sizeof scratch.err) != 0) {
 		say(err, "; passing every call to the real clock", NULL);
 		pass_through(err);
 		return;
@@ -385,7 +449,7 @@ void gate_run(void)
 					.fenced = gate.fenced,
 				};
 				/* Step 8. */
-				if (clock_start(&setup, err, sizeof err) == 0)
+				if (clock_start(&setup, err, sizeof scratch.err) == 0)
 					gate.active = true;
 				else
 					pass_through(err);

@@ -24,9 +24,13 @@ static void copy_problem(struct measurement *m, const char *what)
 	m->problem[n] = '\0';
 }
 
-static __attribute__((noreturn)) void child(int fd, const struct estimate_config *config,
+static __attribute__((noreturn, noinline)) void child(int fd, const struct estimate_config *config,
 					    uint64_t calibrate_ns)
 {
+	/* Its pid first, so that the caller can kill it at the deadline. */
+	pid_t self = getpid();
+	if (write(fd, &self, sizeof self) != (ssize_t)sizeof self)
+		_exit(1);
 	struct measurement m;
 	memset(&m, 0, sizeof m);
 	uint64_t start = refclock_now_ns(CLOCK_MONOTONIC);
@@ -60,10 +64,18 @@ int measure_in_child(const struct estimate_config *config, uint64_t calibrate_ns
 		return -1;
 	}
 	uint64_t deadline = refclock_now_ns(CLOCK_MONOTONIC) + wait_ns;
+	/* Two forks: the intermediate process exits at once and is reaped here; the
+	 * estimator, orphaned, belongs to init. A killed estimator can take long to die (its
+	 * thread pinned to a CPU that a real-time task holds must run there to exit), and
+	 * nobody waits for it: the caller's wait is bounded by the deadline alone, and the
+	 * host never sees a child of ours, nor its SIGCHLD. */
 	pid_t pid = fork();
 	if (pid == 0) {
 		close(fds[0]);
-		child(fds[1], config, calibrate_ns);
+		pid_t estimator = fork();
+		if (estimator == 0)
+			child(fds[1], config, calibrate_ns);
+		_exit(estimator < 0 ? 1 : 0);
 	}
 	close(fds[1]);
 	if (pid < 0) {
@@ -72,8 +84,13 @@ int measure_in_child(const struct estimate_config *config, uint64_t calibrate_ns
 				 strerror(errno), NULL);
 		return -1;
 	}
+	int status;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
 
-	size_t got = 0;
+	pid_t estimator = 0;
+	size_t got = 0, want = sizeof estimator + sizeof *out;
+	char answer[sizeof estimator + sizeof *out];
 	int rc = -1;
 	for (;;) {
 		uint64_t now = refclock_now_ns(CLOCK_MONOTONIC);
@@ -89,7 +106,7 @@ int measure_in_child(const struct estimate_config *config, uint64_t calibrate_ns
 			continue;
 		if (n <= 0)
 			continue; /* the deadline check above ends it */
-		ssize_t r = read(fds[0], (char *)out + got, sizeof *out - got);
+		ssize_t r = read(fds[0], answer + got, want - got);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0) {
@@ -99,18 +116,18 @@ int measure_in_child(const struct estimate_config *config, uint64_t calibrate_ns
 			break;
 		}
 		got += (size_t)r;
-		if (got == sizeof *out) {
+		if (got >= sizeof estimator && estimator == 0)
+			memcpy(&estimator, answer, sizeof estimator);
+		if (got == want) {
+			memcpy(out, answer + sizeof estimator, sizeof *out);
 			out->problem[sizeof out->problem - 1] = '\0';
 			rc = 0;
 			break;
 		}
 	}
 	close(fds[0]);
-	if (rc != 0)
-		kill(pid, SIGKILL);
-	/* Reaped here, so the host's own wait() never meets our child. */
-	int status;
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
+	/* Late, it would only write into a closed pipe (SIGPIPE); killed, it stops sooner. */
+	if (rc != 0 && estimator > 0)
+		kill(estimator, SIGKILL);
 	return rc;
 }

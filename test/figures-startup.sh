@@ -35,16 +35,20 @@ print(f"starts {len(dec)}: measured {measured}, from the cache {cached}; served 
 PY
 }
 
+cold_starts() { # N cold starts, their verbose lines into $tmp/log
+	sleep 0.5
+	for i in $(seq "$1"); do
+		TSCSHIM_CACHE=off TSCSHIM_VERBOSE=1 LD_PRELOAD="$shim" "$probe" >/dev/null 2>>"$tmp/log"
+	done
+}
+
 case $mode in
 hog)
 	for cpu in $(seq 0 $(($(nproc) - 1))); do
 		timeout 600 taskset -c "$cpu" bash -c 'while :; do :; done' &
 		hogs+=($!)
 	done
-	sleep 0.5
-	for i in $(seq "$n"); do
-		TSCSHIM_CACHE=off TSCSHIM_VERBOSE=1 LD_PRELOAD="$shim" "$probe" >/dev/null 2>>"$tmp/log"
-	done
+	cold_starts "$n"
 	echo "cold starts with a busy loop on each of $(nproc) CPUs:"
 	decisions "$tmp/log"
 	;;
@@ -59,10 +63,7 @@ storm)
 fifo)
 	timeout 60 chrt -f 50 taskset -c 1 bash -c 'while :; do :; done' &
 	hogs+=($!)
-	sleep 0.5
-	for i in $(seq "$n"); do
-		TSCSHIM_CACHE=off TSCSHIM_VERBOSE=1 LD_PRELOAD="$shim" "$probe" >/dev/null 2>>"$tmp/log"
-	done
+	cold_starts "$n"
 	echo "cold starts beside a SCHED_FIFO loop on CPU 1 (sched_rt_runtime_us=$(cat /proc/sys/kernel/sched_rt_runtime_us)):"
 	decisions "$tmp/log"
 	;;

@@ -43,15 +43,26 @@ $(B)/libtscshim.so: $(SHIM_OBJ) $(B)/libtsccalib.a shim/exports.map
 	$(CC) $(ALL_CFLAGS) -shared -Wl,--version-script=shim/exports.map -Wl,-z,now \
 		$(SHIM_OBJ) $(B)/libtsccalib.a -o $@ $(LDLIBS) -ldl
 
+# The same shim with test hooks (shim/test_points.h): tests pause, signal or jump out of a
+# writer at a chosen point through it. Never installed; exports one more symbol.
+HOOKS_OBJ := $(SHIM_SRC:%.c=$(B)/hooks/%.o)
+$(B)/hooks/%.o: %.c $(wildcard calib/*.h include/*.h shim/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -DTSCSHIM_TEST_HOOKS -c $< -o $@
+$(B)/test/libtscshim-hooks.so: $(HOOKS_OBJ) $(B)/libtsccalib.a test/hooks.map
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -shared -Wl,--version-script=test/hooks.map -Wl,-z,now \
+		$(HOOKS_OBJ) $(B)/libtsccalib.a -o $@ $(LDLIBS) -ldl
+
 $(B)/test/%: test/%.c test/unit.h $(B)/libtsccalib.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $< $(B)/libtsccalib.a -o $@ $(LDLIBS)
 
 # Programs run under the shim by the bats tests and benchmarks: plain executables (the
 # benchmark uses calib's inline counter and conversion headers for its floor).
-$(B)/test/probe_%: test/probe_%.c include/tscshim.h test/kernel_clock.h
+$(B)/test/probe_%: test/probe_%.c include/tscshim.h test/kernel_clock.h shim/test_points.h
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $< -o $@ -pthread -ldl
+	$(CC) $(ALL_CFLAGS) -Ishim $< -o $@ -pthread -ldl
 $(B)/test/bench_clock: test/bench_clock.c $(B)/libtsccalib.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $< $(B)/libtsccalib.a -o $@ -pthread -ldl
@@ -60,7 +71,7 @@ $(B)/test/lib%.so: test/lib_%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -shared $< -o $@ -ldl
 
-test: all $(TEST_BIN) $(PROBE_BIN) $(TESTLIB_BIN)
+test: all $(TEST_BIN) $(PROBE_BIN) $(TESTLIB_BIN) $(B)/test/libtscshim-hooks.so
 	@bash test/run-all.sh $(TEST_BIN)
 
 clean:

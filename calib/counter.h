@@ -40,6 +40,21 @@ static inline uint64_t counter_read_serialized(void)
 	return ((uint64_t)hi << 32) | lo;
 }
 
+/* Compares pair[0..1] (16-byte aligned) with expected and, if equal, writes lo, hi; else
+ * loads the current pair into expected, atomically either way. The shim publishes its
+ * line and commits fallback values through one such pair so that neither can slip
+ * between the other's read and write. Every CPU with an invariant counter has it. */
+static inline bool counter_cas_pair(uint64_t *pair, uint64_t expected[2], uint64_t lo, uint64_t hi)
+{
+	bool ok;
+	__asm__ __volatile__("lock cmpxchg16b %1"
+			     : "=@ccz"(ok), "+m"(*(volatile unsigned __int128 *)pair),
+			       "+a"(expected[0]), "+d"(expected[1])
+			     : "b"(lo), "c"(hi)
+			     : "memory");
+	return ok;
+}
+
 static inline void cpu_relax(void)
 {
 	__asm__ __volatile__("pause" ::: "memory");

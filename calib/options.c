@@ -5,13 +5,6 @@
 
 #define U64(x) ((uint64_t)(x))
 
-const char *const served_clock_names[SERVED_CLOCK_COUNT] = {
-	[SERVED_MONOTONIC] = "monotonic",
-	[SERVED_MONOTONIC_RAW] = "monotonic_raw",
-	[SERVED_BOOTTIME] = "boottime",
-	[SERVED_REALTIME] = "realtime",
-};
-
 const struct option_spec option_table[OPTION_COUNT] = {
 	[OPT_DISABLE] = {"TSCSHIM_DISABLE", OPTION_BOOL, "0", 0, 1, NULL,
 		"1: pass every call to the real clock and skip the estimator entirely."},
@@ -91,8 +84,8 @@ static int parse_clocks(const char *text, uint64_t *out)
 		size_t len = strcspn(p, ",");
 		int found = -1;
 		for (int i = 0; i < SERVED_CLOCK_COUNT; i++)
-			if (strlen(served_clock_names[i]) == len &&
-			    strncmp(p, served_clock_names[i], len) == 0)
+			if (strlen(clock_table[i].name) == len &&
+			    strncmp(p, clock_table[i].name, len) == 0)
 				found = i;
 		if (found < 0)
 			return -1;

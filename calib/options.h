@@ -3,6 +3,8 @@
 #ifndef CALIB_OPTIONS_H
 #define CALIB_OPTIONS_H
 
+#include "clocks.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -48,15 +50,6 @@ struct option_spec {
 
 extern const struct option_spec option_table[OPTION_COUNT];
 
-/* The clocks the shim may serve from the counter, as bits in OPT_CLOCKS. */
-enum served_clock {
-	SERVED_MONOTONIC,
-	SERVED_MONOTONIC_RAW,
-	SERVED_BOOTTIME,
-	SERVED_REALTIME,
-	SERVED_CLOCK_COUNT
-};
-extern const char *const served_clock_names[SERVED_CLOCK_COUNT];
 
 /* PATH values point at the text given to option_parse (the environment, argv, or the
  * table's default), which must outlive the values: nothing is copied, so a set of values

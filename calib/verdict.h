@@ -5,6 +5,7 @@
 
 #include "counter.h"
 #include "estimate.h"
+#include "tscshim.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -22,7 +23,7 @@ struct verdict_inputs {
 struct verdict {
 	bool reliable;
 	uint64_t max_shift_ns; /* UINT64_MAX when unknown */
-	char reason[192];
+	char reason[TSCSHIM_REASON_SIZE];
 };
 
 void verdict_decide(const struct verdict_inputs *in, struct verdict *out);

@@ -9,7 +9,8 @@
 
 #include <stdint.h>
 
-#define TSCSHIM_VERSION "0.1.0"
+#define TSCSHIM_VERSION "0.2.0"
+#define TSCSHIM_REASON_SIZE 192
 
 #ifdef __cplusplus
 extern "C" {
@@ -17,7 +18,7 @@ extern "C" {
 
 struct tscshim_status {
 	int active;             /* 1: served clocks read the TSC; 0: everything passes through */
-	char reason[192];       /* why (the gate's reason, or why the path was left) */
+	char reason[TSCSHIM_REASON_SIZE]; /* why (the gate's reason, or why the path was left) */
 	uint64_t rate_millihz;  /* the counter's calibrated rate, 0 if unknown */
 	uint64_t max_shift_ns;  /* the estimator's bound, UINT64_MAX if unknown */
 	uint64_t mult;          /* the current line's conversion: ns = (ticks * mult) >> shift */

@@ -1,291 +1,514 @@
-/* The served clocks: a published piecewise-linear map from counter to time, its hot path,
- * and its re-synchronization with the kernel's clocks.
+/* The served clocks' writer side: anchoring on the kernel's clocks, publishing lines,
+ * the fallback past a line's hard end, and the fork child's re-anchoring. The hot path
+ * and the reader helpers are in shim/line.h; the maths of each plan in calib/segment.c.
  *
- * Invariants:
- *  - Publication is a two-copy latch: the writer fills the copy readers are not using,
- *    then bumps the sequence. A reader never waits for a writer, so a signal handler
- *    that interrupted its own thread's writer still completes.
- *  - Each publication carries two segments: the new one, starting at a counter value
- *    `start` that lies at or after the previous segment's hard end, and the previous one
- *    for counter values before `start`. Readers never evaluate a segment past its hard
- *    end (`until`, they clamp there). A new segment's base is never below the previous
- *    segment's value at its hard end. So every reader, whichever copy it saw, computes
- *    the same non-decreasing function of the counter, or that function clamped at an
- *    earlier point: per-thread monotonicity holds across re-synchronizations without
- *    any assumption about when the writer runs.
- *  - The hot path takes no lock, makes no system call, writes nothing shared.
- *  - One writer at a time, by try-lock; the others keep reading the current line.
- */
+ * Why no reader ever waits on, or is held back by, another thread:
+ *  - A reader never takes a lock. Up to the line's hard end it computes from the line;
+ *    past it, it may re-synchronize itself (if no other writer has the turn), and
+ *    otherwise it reads the kernel's clock and hands out that value, held at or above
+ *    everything the line and earlier fallbacks handed out (fallback()).
+ *  - The writer's turn (writer_token) is a deadline, not a lock: a writer that is
+ *    preempted, cancelled or jumped out of holds it for one life at most.
+ *
+ * Why no writer can block the others or corrupt what they publish:
+ *  - A writer computes its whole line in private, then claims a free slot by
+ *    compare-and-swap, fills it, and publishes it by a 16-byte compare-and-swap of
+ *    {state, floor} that fails if anything was published or a fallback raised the floor
+ *    in the meantime. A writer that lost is dropped; two writers never fill one slot.
+ *  - From the claim to the release of the superseded slot (well under a microsecond)
+ *    every signal is blocked, so no handler can run there, jump out, or cancel the
+ *    thread, and no slot is ever leaked. A writer preempted there holds at most two of
+ *    the fifteen slots; the others keep publishing.
+ *  - A slot is freed only by the writer whose publication superseded it, and never
+ *    while the state names it.
+ *
+ * Why time never goes back, in fenced mode across threads too:
+ *  - Every line is non-decreasing in the counter and pointwise at or above the line
+ *    before it (calib/segment.h).
+ *  - A fallback value is committed to the floor half of the pair before it is handed
+ *    out. A writer that read an older floor fails its compare-and-swap, reads the new
+ *    floor and holds its line above it (line_apply_floor), or re-plans.
+ *
+ * Fork: the state, the claims and the writer token sit on a page the kernel wipes in a
+ * fork child (MADV_WIPEONFORK; pthread_atfork where the kernel lacks it). A child's
+ * first read finds no line and re-anchors (recover()): continuing its parent's line when
+ * the kernel's clocks agree with it, from scratch when a time namespace moved them. */
 #define _GNU_SOURCE
 #include "shim.h"
 #include "line.h"
 
-#include "convert.h"
-#include "counter.h"
 #include "refclock.h"
+#include "test_points.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
-struct published_line published;
+struct line_slot line_slots[LINE_SLOTS];
+static struct fork_wiped static_wiped;
+struct fork_wiped *wiped = &static_wiped;
 struct clock_config clock_config;
 
-/* The writer try-lock. A fork child must find it free: a thread of the parent may have
- * held it, and that thread does not exist in the child. It lives on a page of its own that
- * the kernel wipes in a fork child (MADV_WIPEONFORK), which costs nothing at load;
- * pthread_atfork would allocate, the first malloc of many processes (0.1-0.2 ms here).
- * Before clock_start, and where the kernel lacks the advice, it points at a static word
- * and pthread_atfork resets it. */
-static _Atomic int fallback_lock;
-static _Atomic int *writer_busy = &fallback_lock;
+_Static_assert(sizeof(struct fork_wiped) <= 4096, "the fork-wiped state fits its page");
+_Static_assert(offsetof(struct fork_wiped, floor) == offsetof(struct fork_wiped, state) + 8,
+	       "state and floor form one 16-byte pair");
 
-static void lock_reset_in_child(void)
+static struct plan_config plan_cfg;
+static bool started; /* a first line was published (a fork child inherits it) */
+static uint64_t fallback_step_ns; /* a fallback raises the floor by at least this much */
+
+/* In memory a fork child keeps: what its parent last published, for continuity. Each
+ * only grows. The slot shadow_state names is not free: its superseding writer frees it
+ * only after announcing the newer state here. */
+static _Atomic uint64_t shadow_state, shadow_floor;
+
+static _Atomic uint64_t resyncs, reanchors, stops, kernel_reads, lost_writes, largest_error_ns;
+
+#ifdef TSCSHIM_TEST_HOOKS
+SHIM_EXPORT void (*tscshim_test_hook)(int point);
+#define TEST_POINT(p)                                                                  \
+	do {                                                                           \
+		void (*hook_)(int) = tscshim_test_hook;                                \
+		if (hook_)                                                             \
+			hook_(p);                                                      \
+	} while (0)
+#else
+#define TEST_POINT(p) ((void)0)
+#endif
+
+static unsigned slot_of(uint64_t state)
 {
-	atomic_store(writer_busy, 0);
+	return (unsigned)(state & (LINE_SLOTS - 1));
 }
 
-static void setup_fork_safe_lock(void)
+static void atomic_max(_Atomic uint64_t *word, uint64_t value)
+{
+	uint64_t seen = atomic_load_explicit(word, memory_order_relaxed);
+	while (seen < value &&
+	       !atomic_compare_exchange_weak_explicit(word, &seen, value, memory_order_release,
+						      memory_order_relaxed))
+		;
+}
+
+/* ---- fork ---- */
+
+static void wiped_reset_in_child(void)
+{
+	memset((void *)wiped, 0, sizeof *wiped);
+}
+
+/* A fresh anonymous page costs nothing at load; pthread_atfork would allocate, the first
+ * malloc of many processes (0.1-0.2 ms). */
+static void setup_fork_wiped(void)
 {
 	void *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (page != MAP_FAILED && madvise(page, 4096, MADV_WIPEONFORK) == 0) {
-		writer_busy = page;
+		wiped = page;
 		return;
 	}
 	if (page != MAP_FAILED)
 		munmap(page, 4096);
-	pthread_atfork(NULL, NULL, lock_reset_in_child);
+	pthread_atfork(NULL, NULL, wiped_reset_in_child);
 }
 
-/* Writer-only state, guarded by writer_busy. */
-enum { HISTORY = 16 };
-static struct {
-	long double rate[TRACKS];            /* the kernel's ns per tick, recently measured */
-	struct {
-		uint64_t counter, ns[TRACKS];
-	} history[HISTORY];                  /* recent anchors, a ring */
-	uint32_t history_next, history_used;
-	uint64_t life_ticks;
-	uint64_t reanchors_in_a_row;
-	struct line current;                 /* what was last published */
-} writer;
+/* ---- anchors ---- */
 
-static struct {
-	uint64_t watchdog_ns;
-} config;
-
-static _Atomic uint64_t resyncs, reanchors, fallbacks, largest_error_ns;
-
-static void publish(const struct line *next)
+static uint64_t ticks_to_ns(uint64_t ticks)
 {
-	uint32_t seq = atomic_load_explicit(&published.seq, memory_order_relaxed);
-	struct line *spare = &published.copy[(seq + 1) & 1];
-	const uint64_t *from = (const uint64_t *)next;
-	uint64_t *to = (uint64_t *)spare;
-	for (size_t i = 0; i < sizeof *next / sizeof(uint64_t); i++)
-		STORE(to[i], from[i]);
-	atomic_store_explicit(&published.seq, seq + 1, memory_order_release);
-	writer.current = *next;
+	double ns = (double)ticks * plan_cfg.calibrated_ns_per_tick;
+	return ns < 1e15 ? (uint64_t)ns : (uint64_t)1e15;
 }
 
-/* The narrowest of three brackets of one kernel clock between two ordered counter reads. */
-static void bracket(clockid_t clock, uint64_t *counter, uint64_t *width, uint64_t *ns)
+/* The narrowest of `tries` brackets of one kernel clock between two ordered counter
+ * reads, stopping after three once one is narrow. Returns its width in ticks. */
+static uint64_t bracket(clockid_t id, int tries, uint64_t narrow_ticks, uint64_t *counter,
+			uint64_t *ns)
 {
-	*width = UINT64_MAX;
-	for (int i = 0; i < 3; i++) {
+	uint64_t width = UINT64_MAX;
+	for (int i = 0; i < tries && (i < 3 || width > narrow_ticks); i++) {
 		struct timespec ts;
 		uint64_t before = counter_read_ordered();
-		real_clock_gettime(clock, &ts);
+		real_clock_gettime(id, &ts);
 		uint64_t after = counter_read_ordered();
-		if (after < before || after - before >= *width)
+		uint64_t w = after >= before ? after - before : UINT64_MAX / 2;
+		if (w >= width)
 			continue;
-		*width = after - before;
-		*counter = before + (after - before) / 2;
+		width = w;
+		*counter = before + w / 2;
 		*ns = timespec_to_ns(&ts);
 	}
+	return width;
 }
 
-static void take_anchor(struct anchor *a)
+/* All served clocks at one counter value. REALTIME and BOOTTIME come as offsets from
+ * MONOTONIC read between two MONOTONIC reads m1 < m2: the offset lies in
+ * [x - m2, x - m1], so its uncertainty is m2 - m1 plus MONOTONIC's own. */
+static void take_anchor(struct anchor *a, int tries)
 {
-	uint64_t raw_counter, raw_width, raw_ns, width;
-	bracket(CLOCK_MONOTONIC, &a->counter, &width, &a->ns[TRACK_MONO]);
-	bracket(CLOCK_MONOTONIC_RAW, &raw_counter, &raw_width, &raw_ns);
-	/* Bring RAW to the same counter point, a few hundred ns away, on its own slope. */
-	long double shift = ((long double)raw_counter - (long double)a->counter) * writer.rate[TRACK_RAW];
-	a->ns[TRACK_RAW] = (uint64_t)((long double)raw_ns - shift);
+	const double tick = plan_cfg.calibrated_ns_per_tick;
+	uint64_t narrow_ticks = (uint64_t)((double)plan_cfg.narrow_ns / tick);
+	uint64_t w = bracket(CLOCK_MONOTONIC, tries, narrow_ticks, &a->counter,
+			     &a->ns[SERVED_MONOTONIC]);
+	a->width_ns[SERVED_MONOTONIC] = ticks_to_ns(w);
 
-	uint64_t narrowest = UINT64_MAX;
-	for (int i = 0; i < 3; i++) {
+	uint64_t raw_counter = a->counter, raw_ns = 0;
+	w = bracket(CLOCK_MONOTONIC_RAW, tries, narrow_ticks, &raw_counter, &raw_ns);
+	/* Brought to the same counter value, a few hundred ns away, on the calibrated slope. */
+	a->ns[SERVED_MONOTONIC_RAW] = raw_ns - (uint64_t)(int64_t)((double)(int64_t)(raw_counter - a->counter) * tick);
+	a->width_ns[SERVED_MONOTONIC_RAW] = ticks_to_ns(w);
+
+	uint64_t narrowest = UINT64_MAX, real_offset = 0, boot_offset = 0;
+	for (int i = 0; i < tries && (i < 3 || narrowest > plan_cfg.narrow_ns); i++) {
 		struct timespec m1, r, b, m2;
 		real_clock_gettime(CLOCK_MONOTONIC, &m1);
 		real_clock_gettime(CLOCK_REALTIME, &r);
 		real_clock_gettime(CLOCK_BOOTTIME, &b);
 		real_clock_gettime(CLOCK_MONOTONIC, &m2);
 		uint64_t lo = timespec_to_ns(&m1), hi = timespec_to_ns(&m2);
-		if (hi - lo >= narrowest)
+		if (hi < lo || hi - lo >= narrowest)
 			continue;
 		narrowest = hi - lo;
-		a->realtime_lo = (int64_t)(timespec_to_ns(&r) - hi);
-		a->realtime_hi = (int64_t)(timespec_to_ns(&r) - lo);
-		a->boottime_lo = (int64_t)(timespec_to_ns(&b) - hi);
-		a->boottime_hi = (int64_t)(timespec_to_ns(&b) - lo);
+		uint64_t mid = lo + narrowest / 2;
+		real_offset = timespec_to_ns(&r) - mid;
+		boot_offset = timespec_to_ns(&b) - mid;
 	}
+	if (narrowest == UINT64_MAX)
+		narrowest = (uint64_t)1e15;
+	a->ns[SERVED_REALTIME] = a->ns[SERVED_MONOTONIC] + real_offset;
+	a->ns[SERVED_BOOTTIME] = a->ns[SERVED_MONOTONIC] + boot_offset;
+	a->width_ns[SERVED_REALTIME] = a->width_ns[SERVED_BOOTTIME] =
+		a->width_ns[SERVED_MONOTONIC] + narrowest;
 }
 
-static void remember_anchor(const struct anchor *a)
+/* ---- lines in slots ---- */
+
+static void load_line(struct line *to, const struct line *from)
 {
-	writer.history[writer.history_next].counter = a->counter;
-	for (int k = 0; k < TRACKS; k++)
-		writer.history[writer.history_next].ns[k] = a->ns[k];
-	writer.history_next = (writer.history_next + 1) % HISTORY;
-	if (writer.history_used < HISTORY)
-		writer.history_used++;
+	const uint64_t *s = (const uint64_t *)from;
+	uint64_t *d = (uint64_t *)to;
+	for (size_t i = 0; i < sizeof *to / sizeof *d; i++)
+		d[i] = __atomic_load_n(&s[i], __ATOMIC_RELAXED);
 }
 
-/* Called with writer_busy held. `now` is the caller's counter reading. */
-static void resync(uint64_t now)
+static void store_line(struct line *to, const struct line *from)
 {
-	struct anchor a;
-	take_anchor(&a);
+	const uint64_t *s = (const uint64_t *)from;
+	uint64_t *d = (uint64_t *)to;
+	for (size_t i = 0; i < sizeof *to / sizeof *d; i++)
+		__atomic_store_n(&d[i], s[i], __ATOMIC_RELAXED);
+}
 
-	/* The kernel's rate over a short recent baseline (at least 4 lives, about 2 ms at
-	 * the default bound): long enough that bracket jitter matters little (~15 ppm), short
-	 * enough to follow a frequency change by NTP or adjtimex within milliseconds. */
-	for (uint32_t i = 1; i <= writer.history_used; i++) {
-		uint32_t at = (writer.history_next + HISTORY - i) % HISTORY;
-		uint64_t baseline = a.counter - writer.history[at].counter;
-		if (baseline >= 4 * writer.life_ticks) {
-			for (int k = 0; k < TRACKS; k++)
-				writer.rate[k] = (long double)(a.ns[k] - writer.history[at].ns[k]) /
-						 (long double)baseline;
+/* A consistent copy of the current line; false if it was replaced while copied. */
+static bool snapshot(uint64_t *state, struct line *out)
+{
+	const struct line *l;
+	*state = line_read_begin(&l);
+	load_line(out, l);
+	return !line_read_retry(*state);
+}
+
+static int claim_slot(unsigned avoid_a, unsigned avoid_b)
+{
+	for (unsigned s = 1; s < LINE_SLOTS; s++) {
+		uint32_t free_slot = 0;
+		if (s != avoid_a && s != avoid_b &&
+		    atomic_load_explicit(&wiped->claim[s], memory_order_relaxed) == 0 &&
+		    atomic_compare_exchange_strong_explicit(&wiped->claim[s], &free_slot, 1,
+							    memory_order_acquire, memory_order_relaxed))
+			return (int)s;
+	}
+	return -1;
+}
+
+/* Every signal, SIGCANCEL included (the raw system call; glibc's wrappers leave it
+ * out), so that nothing runs on this thread between a claim and its release. */
+static bool block_signals(uint64_t *saved)
+{
+	uint64_t all = ~(uint64_t)0;
+	return syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, saved, sizeof all) == 0;
+}
+
+static void restore_signals(bool blocked, const uint64_t *saved)
+{
+	if (blocked)
+		syscall(SYS_rt_sigprocmask, SIG_SETMASK, saved, NULL, sizeof *saved);
+}
+
+enum write_result { WRITE_PUBLISHED, WRITE_LOST, WRITE_NO_SLOT };
+
+/* Publishes `next`, planned from the line that state `expected[0]` names with floor
+ * `expected[1]`. A floor raised meanwhile is applied and the publication tried again; a
+ * floor beyond the plan, or any other publication, drops it (WRITE_LOST). */
+static enum write_result publish(uint64_t expected[2], struct line *next, uint32_t floor_exempt,
+				 unsigned avoid)
+{
+	if (!line_apply_floor(next, expected[1], floor_exempt))
+		return WRITE_LOST;
+	uint64_t saved_mask;
+	bool blocked = block_signals(&saved_mask);
+	int s = claim_slot(slot_of(expected[0]), avoid);
+	if (s < 0) {
+		restore_signals(blocked, &saved_mask);
+		return WRITE_NO_SLOT;
+	}
+	TEST_POINT(TEST_POINT_CLAIMED);
+	/* Ordered after the claim: a reader that sees any of these stores also sees the
+	 * publication that superseded this slot, and discards its copy. */
+	atomic_thread_fence(memory_order_release);
+	enum write_result result = WRITE_LOST;
+	for (int attempt = 0; attempt < 16; attempt++) {
+		store_line(&line_slots[s].line, next);
+		uint64_t state = ((expected[0] & ~(uint64_t)(LINE_SLOTS - 1)) + STATE_VERSION_STEP) | (unsigned)s;
+		uint64_t floor = expected[1];
+		uint64_t before = expected[0];
+		if (counter_cas_pair(&wiped->state, expected, state, floor)) {
+			TEST_POINT(TEST_POINT_PUBLISHED);
+			atomic_max(&shadow_state, state);
+			if (slot_of(before))
+				atomic_store_explicit(&wiped->claim[slot_of(before)], 0, memory_order_release);
+			result = WRITE_PUBLISHED;
 			break;
 		}
+		/* expected now holds the current pair. Only a raised floor can be absorbed. */
+		if (expected[0] != before || !line_apply_floor(next, expected[1], floor_exempt))
+			break;
 	}
-	remember_anchor(&a);
+	if (result != WRITE_PUBLISHED)
+		atomic_store_explicit(&wiped->claim[s], 0, memory_order_release);
+	restore_signals(blocked, &saved_mask);
+	return result;
+}
 
-	struct plan_inputs in = {
-		.old = &writer.current,
-		.anchor = &a,
-		.now = now,
-		.rate = {writer.rate[TRACK_MONO], writer.rate[TRACK_RAW]},
-		.life_ticks = writer.life_ticks,
-		.watchdog_ns = config.watchdog_ns,
-		.reanchors_in_a_row = writer.reanchors_in_a_row,
-	};
+static void count_plan(const struct plan *p)
+{
+	if (p->error_measured) {
+		uint64_t magnitude = p->error_ns < 0 ? (uint64_t)-p->error_ns : (uint64_t)p->error_ns;
+		atomic_max(&largest_error_ns, magnitude);
+	}
+	if (p->outcome == PLAN_REANCHOR)
+		atomic_fetch_add_explicit(&reanchors, 1, memory_order_relaxed);
+	if (p->outcome == PLAN_STOP)
+		atomic_fetch_add_explicit(&stops, 1, memory_order_relaxed);
+	else
+		atomic_fetch_add_explicit(&resyncs, 1, memory_order_relaxed);
+}
+
+/* One re-synchronization from the line `old` that state `w` names. */
+static enum write_result resync(uint64_t w, const struct line *old, uint64_t now)
+{
+	uint64_t expected[2] = {w, __atomic_load_n(&wiped->floor, __ATOMIC_ACQUIRE)};
+	struct anchor a;
+	take_anchor(&a, 8); /* three brackets, more if none was narrow */
+	TEST_POINT(TEST_POINT_ANCHORED);
+	struct plan_inputs in = {.old = old, .anchor = &a, .now = now, .cfg = &plan_cfg};
 	struct plan plan;
 	segment_plan(&in, &plan);
-	if (plan.error_measured) {
-		uint64_t magnitude = plan.error_ns < 0 ? (uint64_t)-plan.error_ns : (uint64_t)plan.error_ns;
-		if (magnitude > atomic_load(&largest_error_ns))
-			atomic_store(&largest_error_ns, magnitude);
-	}
-	if (plan.outcome == PLAN_REANCHOR || (plan.outcome == PLAN_STOP && plan.error_ns < 0)) {
-		atomic_fetch_add(&reanchors, 1);
-		writer.reanchors_in_a_row++;
-	} else {
-		writer.reanchors_in_a_row = 0;
-	}
-	if (plan.outcome == PLAN_STOP)
-		atomic_fetch_add(&fallbacks, 1);
+	enum write_result r = publish(expected, &plan.next, plan_floor_exempt(&plan), 0);
+	if (r == WRITE_PUBLISHED)
+		count_plan(&plan);
 	else
-		atomic_fetch_add(&resyncs, 1);
-	publish(&plan.next);
+		atomic_fetch_add_explicit(&lost_writes, 1, memory_order_relaxed);
+	return r;
 }
 
-bool clock_try_resync(uint64_t now)
+/* The first line of a process, or of a fork child (state 0). A child continues its
+ * parent's line, so it never reads earlier than its parent did, unless the kernel's
+ * clocks no longer agree with it: a time namespace moved them (or the parent's line had
+ * lapsed), and the child anchors afresh. */
+static enum write_result recover(void)
 {
-	if (atomic_exchange_explicit(writer_busy, 1, memory_order_acquire) != 0)
+	uint64_t parent_state = atomic_load_explicit(&shadow_state, memory_order_acquire);
+	unsigned parent_slot = slot_of(parent_state);
+	struct line parent;
+	bool have_parent = false;
+	if (parent_slot) {
+		/* While the state is 0 only recovering writers run, and they never claim the
+		 * parent's slot: a copy taken while it is still 0 is whole. */
+		load_line(&parent, &line_slots[parent_slot].line);
+		atomic_thread_fence(memory_order_acquire);
+		if (__atomic_load_n(&wiped->state, __ATOMIC_RELAXED) != 0)
+			return WRITE_LOST;
+		have_parent = true;
+	}
+	struct anchor a;
+	take_anchor(&a, 16); /* a first line wants a narrow bracket: try harder */
+	TEST_POINT(TEST_POINT_ANCHORED);
+	uint64_t expected[2] = {0, 0};
+	struct line next;
+	uint32_t exempt = 0;
+	if (have_parent && !parent.active) {
+		next = parent; /* the parent's watchdog stopped serving: so does the child */
+	} else if (have_parent && line_agrees(&parent, &a, plan_cfg.watchdog_ns)) {
+		expected[1] = atomic_load_explicit(&shadow_floor, memory_order_acquire);
+		struct plan_inputs in = {.old = &parent, .anchor = &a, .now = a.counter, .cfg = &plan_cfg};
+		struct plan plan;
+		segment_plan(&in, &plan);
+		next = plan.next;
+		exempt = plan_floor_exempt(&plan);
+	} else {
+		segment_first(&next, &a, &plan_cfg);
+	}
+	/* The floor half of the pair is 0 here (wiped); a continued line carries its
+	 * parent's floor in its bases instead. */
+	if (!line_apply_floor(&next, expected[1], exempt))
+		return WRITE_LOST;
+	expected[1] = 0;
+	return publish(expected, &next, exempt, parent_slot);
+}
+
+/* ---- the turn to write ---- */
+
+static bool take_turn(uint64_t now, uint64_t *mine)
+{
+	uint64_t held = atomic_load_explicit(&wiped->writer_token, memory_order_relaxed);
+	if (held > now)
 		return false;
-	/* Another caller may have finished a re-synchronization meanwhile. */
-	if (now >= writer.current.expiry && writer.current.active)
-		resync(now);
-	atomic_store_explicit(writer_busy, 0, memory_order_release);
+	*mine = now + plan_cfg.life_ticks;
+	return atomic_compare_exchange_strong_explicit(&wiped->writer_token, &held, *mine,
+						       memory_order_acquire, memory_order_relaxed);
+}
+
+static void end_turn(uint64_t mine)
+{
+	atomic_compare_exchange_strong_explicit(&wiped->writer_token, &mine, 0,
+						memory_order_release, memory_order_relaxed);
+}
+
+/* ---- the slow path ---- */
+
+/* Past the hard end of line `l` (state w), with no turn to write: the kernel's clock,
+ * never below the line's end or the floor. It moves the floor only by steps of at least
+ * fallback_step_ns, so that a crowd of readers here does not keep a writer from
+ * publishing; in between it stands still, for at most the line's lead on the kernel
+ * plus one step. Returns false if the state changed: read the new line. */
+static bool fallback(unsigned clock, uint64_t w, const struct line *l, struct timespec *ts)
+{
+	struct timespec now;
+	real_clock_gettime(CLOCK_MONOTONIC, &now);
+	uint64_t kernel = timespec_to_ns(&now);
+	uint64_t expected[2] = {w, __atomic_load_n(&wiped->floor, __ATOMIC_ACQUIRE)};
+	uint64_t end = segment_value(&l->cur, SERVED_MONOTONIC, l->cur.until);
+	uint64_t held = end > expected[1] ? end : expected[1];
+	uint64_t value = held;
+	if (kernel >= held + fallback_step_ns) {
+		TEST_POINT(TEST_POINT_FALLBACK);
+		/* Committed before it is handed out: a writer that read the older floor
+		 * fails its compare-and-swap and takes this one into account. */
+		if (!counter_cas_pair(&wiped->state, expected, w, kernel))
+			return false;
+		atomic_max(&shadow_floor, kernel);
+		value = kernel;
+	} else if (__atomic_load_n(&wiped->state, __ATOMIC_ACQUIRE) != w) {
+		return false;
+	}
+	atomic_fetch_add_explicit(&kernel_reads, 1, memory_order_relaxed);
+	ns_to_timespec(line_fallback_value(l, (int)clock, value), ts);
 	return true;
 }
+
+enum { WRITE_ATTEMPTS = 4 };
+
+int clock_read_slow(unsigned clock, struct timespec *ts, uint64_t t)
+{
+	for (int attempt = 0;; attempt++) {
+		uint64_t w;
+		struct line l;
+		if (!snapshot(&w, &l))
+			continue; /* replaced while copied: somebody made progress */
+		if (w == 0) {
+			/* No line: a fork child's first read (or one racing it). */
+			if (attempt >= WRITE_ATTEMPTS)
+				return 0;
+			recover();
+			t = read_counter();
+			continue;
+		}
+		if (!l.active)
+			return 0;
+		if (t < l.cur.until) {
+			uint64_t mine;
+			if (t >= l.expiry && attempt == 0 && take_turn(t, &mine)) {
+				/* The new line equals this one up to its hard end. */
+				resync(w, &l, t);
+				end_turn(mine);
+			}
+			ns_to_timespec(line_value(&l, (int)clock, t), ts);
+			return 1;
+		}
+		uint64_t mine;
+		if (attempt < WRITE_ATTEMPTS && take_turn(t, &mine)) {
+			enum write_result r = resync(w, &l, t);
+			end_turn(mine);
+			if (r != WRITE_NO_SLOT) {
+				t = read_counter();
+				continue;
+			}
+		}
+		if (fallback(clock, w, &l, ts))
+			return 1;
+		t = read_counter();
+	}
+}
+
+/* ---- start and counters ---- */
 
 int clock_start(const struct line_setup *setup, char *err, size_t err_size)
 {
 	clock_config.fenced = setup->fenced;
-	setup_fork_safe_lock();
+	setup_fork_wiped();
+	plan_cfg.calibrated_ns_per_tick = (double)setup->ns_per_tick;
 	/* Beyond this the disagreement is not drift but a broken counter or a paused VM. */
-	config.watchdog_ns = setup->max_error_ns * 100 > 1000000 ? setup->max_error_ns * 100 : 1000000;
+	plan_cfg.watchdog_ns = setup->max_error_ns * 100 > 1000000 ? setup->max_error_ns * 100 : 1000000;
+	/* Anchors this precise move the line by their whole measured error. */
+	plan_cfg.narrow_ns = setup->max_error_ns / 2;
+	/* NTP slews by at most 500 ppm; the rest is margin for the calibration. */
+	plan_cfg.max_rate_deviation = 1e-3;
+	fallback_step_ns = setup->max_error_ns / 16;
 
-	writer.rate[TRACK_MONO] = writer.rate[TRACK_RAW] = setup->ns_per_tick;
-	/* A segment is used for two lives (to its expiry, then until the next segment takes
-	 * over); in that time the kernel may slew by 500 ppm and our rate may be off by a
-	 * little: keep 2 lives x 1000 ppm within the error bound. */
+	/* A segment is used for two lives (to its expiry, then until the next takes over);
+	 * in that time the kernel may slew by 500 ppm and our rate may be off by a little:
+	 * keep 2 lives x 1000 ppm within the error bound. */
 	long double life_ns = (long double)setup->max_error_ns / (2 * 1000e-6L);
 	if (life_ns > (long double)setup->resync_ms * 1e6L)
 		life_ns = (long double)setup->resync_ms * 1e6L;
 	if (setup->served & (1u << SERVED_REALTIME) && life_ns > 4e6L)
 		life_ns = 4e6L; /* a wall-clock step shows within 2 lives: under 10 ms */
-	writer.life_ticks = (uint64_t)(life_ns / setup->ns_per_tick);
-	if (writer.life_ticks == 0) {
+	plan_cfg.life_ticks = (uint64_t)(life_ns / setup->ns_per_tick);
+	if (plan_cfg.life_ticks == 0) {
 		snprintf(err, err_size, "the re-synchronization interval rounds to zero ticks");
 		return -1;
 	}
 
-	struct anchor a;
-	take_anchor(&a);
-	remember_anchor(&a);
-
-	struct line first;
-	segment_first(&first, &a, setup->ns_per_tick, writer.life_ticks);
-	publish(&first);
-	/* Opened last: until now every call went to the real function. */
-	uint32_t by_id = 0;
-	static const clockid_t ids[SERVED_CLOCK_COUNT] = {
-		[SERVED_MONOTONIC] = CLOCK_MONOTONIC, [SERVED_MONOTONIC_RAW] = CLOCK_MONOTONIC_RAW,
-		[SERVED_BOOTTIME] = CLOCK_BOOTTIME, [SERVED_REALTIME] = CLOCK_REALTIME};
-	for (int i = 0; i < SERVED_CLOCK_COUNT; i++)
-		if (setup->served & (1u << i))
-			by_id |= 1u << ids[i];
-	atomic_store_explicit(&clock_config.served_ids, by_id, memory_order_release);
-	return 0;
-}
-
-int clock_read_slow(clockid_t clock, struct timespec *ts, uint64_t t)
-{
-	enum track k = clock == CLOCK_MONOTONIC_RAW ? TRACK_RAW : TRACK_MONO;
-	for (;;) {
-		uint32_t seq = atomic_load_explicit(&published.seq, memory_order_acquire);
-		const struct line *p = &published.copy[seq & 1];
-		const struct segment *sp = t >= LOAD(p->cur.start) ? &p->cur : &p->prev;
-		struct segment s;
-		s.start = LOAD(sp->start);
-		s.until = LOAD(sp->until);
-		s.base[k] = LOAD(sp->base[k]);
-		s.mult[k] = LOAD(sp->mult[k]);
-		s.shift[k] = LOAD(sp->shift[k]);
-		uint64_t active = LOAD(p->active);
-		uint64_t expiry = LOAD(p->expiry);
-		uint64_t offset = clock == CLOCK_REALTIME ? LOAD(p->realtime_offset)
-				: clock == CLOCK_BOOTTIME ? LOAD(p->boottime_offset) : 0;
-		atomic_thread_fence(memory_order_acquire);
-		if (atomic_load_explicit(&published.seq, memory_order_relaxed) != seq)
-			continue; /* a writer published twice meanwhile: read again */
-		if (!active)
-			return 0;
-		if (t >= expiry && clock_try_resync(t)) {
-			/* We published a new line: take a fresh reading on it. */
-			t = read_counter();
-			continue;
-		}
-		ns_to_timespec(segment_value(&s, k, t) + offset, ts);
-		return 1;
+	if (recover() != WRITE_PUBLISHED) {
+		snprintf(err, err_size, "could not publish the first line");
+		return -1;
 	}
+	started = true;
+	/* Opened last: until now every call went to the real function. */
+	for (int c = 0; c < SERVED_CLOCK_COUNT; c++)
+		if (setup->served & (1u << c))
+			__atomic_store_n(&clock_config.served_index[clock_table[c].id], (uint8_t)(c + 1),
+					 __ATOMIC_RELEASE);
+	return 0;
 }
 
 void clock_counters(struct clock_counters *out)
 {
-	uint32_t seq = atomic_load_explicit(&published.seq, memory_order_acquire);
-	const struct line *p = &published.copy[seq & 1];
-	out->active = (int)LOAD(p->active);
-	out->mult = LOAD(p->cur.mult[TRACK_MONO]);
-	out->shift = (uint32_t)LOAD(p->cur.shift[TRACK_MONO]);
+	const struct line *l;
+	uint64_t w = line_read_begin(&l);
+	/* A fork child that has not read a clock yet has no line, but will serve. */
+	out->active = w != 0 ? (int)LOAD(l->active) : started;
+	out->mult = LOAD(l->cur.clk[SERVED_MONOTONIC].mult);
+	out->shift = (uint32_t)LOAD(l->cur.clk[SERVED_MONOTONIC].shift);
 	out->resyncs = atomic_load(&resyncs);
 	out->reanchors = atomic_load(&reanchors);
-	out->fallbacks = atomic_load(&fallbacks);
+	out->fallbacks = atomic_load(&stops);
+	out->kernel_reads = atomic_load(&kernel_reads);
+	out->lost_writes = atomic_load(&lost_writes);
 	out->largest_error_ns = atomic_load(&largest_error_ns);
 }

@@ -70,15 +70,10 @@ int real_clock_gettime(clockid_t clock, struct timespec *ts)
 	return fn(clock, ts);
 }
 
-static enum stat_clock stat_of(clockid_t clock)
+static unsigned stat_of(clockid_t clock)
 {
-	switch (clock) {
-	case CLOCK_MONOTONIC: return STAT_MONOTONIC;
-	case CLOCK_MONOTONIC_RAW: return STAT_MONOTONIC_RAW;
-	case CLOCK_BOOTTIME: return STAT_BOOTTIME;
-	case CLOCK_REALTIME: return STAT_REALTIME;
-	default: return STAT_OTHER;
-	}
+	int c = served_clock_of(clock);
+	return c < 0 ? STAT_OTHER : (unsigned)c;
 }
 
 static int serve(clockid_t clock, struct timespec *ts)
@@ -109,13 +104,13 @@ SHIM_EXPORT int gettimeofday(struct timeval *tv, void *tz)
 	/* A timezone request is obsolete but must still reach the real function. */
 	if (!is_null(tv) && !tz && clock_read(CLOCK_REALTIME, &ts)) {
 		if (stats_enabled)
-			stats_count(STAT_REALTIME, true);
+			stats_count(SERVED_REALTIME, true);
 		tv->tv_sec = ts.tv_sec;
 		tv->tv_usec = ts.tv_nsec / 1000;
 		return 0;
 	}
 	if (stats_enabled)
-		stats_count(STAT_REALTIME, false);
+		stats_count(SERVED_REALTIME, false);
 	gettimeofday_fn *fn = (gettimeofday_fn *)real(&real_gtod);
 	if (fn)
 		return fn(tv, tz);
@@ -126,11 +121,11 @@ SHIM_EXPORT int timespec_get(struct timespec *ts, int base)
 {
 	if (base == TIME_UTC && !is_null(ts) && clock_read(CLOCK_REALTIME, ts)) {
 		if (stats_enabled)
-			stats_count(STAT_REALTIME, true);
+			stats_count(SERVED_REALTIME, true);
 		return base;
 	}
 	if (stats_enabled)
-		stats_count(STAT_REALTIME, false);
+		stats_count(SERVED_REALTIME, false);
 	timespec_get_fn *fn = (timespec_get_fn *)real(&real_tsg);
 	if (fn)
 		return fn(ts, base);

@@ -1,8 +1,23 @@
-/* The published line and the hot path that reads it, inline so that the interposed entry
- * points pay no call. See shim/clock.c for the invariants. */
+/* The published line, its reader helpers and the hot path, inline so that the interposed
+ * entry points pay no call. The writer side is in shim/clock.c.
+ *
+ * Publication (the argument for each rule is in shim/clock.c):
+ *  - Lines live in LINE_SLOTS slots. One 64-bit state word names the current slot and a
+ *    version: (version << STATE_SLOT_BITS) | slot. Slot 0 never holds a line: it stays
+ *    all zero, so a state of 0 (before the first line, and in a fork child, whose state
+ *    page the kernel wipes) sends every read to the slow path at no extra cost.
+ *  - A writer fills a slot nobody reads (claimed by compare-and-swap, never the current
+ *    one) and publishes it by a compare-and-swap of the state that fails if anybody
+ *    published, or a fallback committed, meanwhile: a stale writer's work is dropped.
+ *  - A published slot is never modified until the state names another slot; a reader
+ *    validates its copy by reading the state again (line_read_retry), so a slot that was
+ *    freed and refilled while it read is never used.
+ *  - Readers never wait and never write: a reader that finds the line past its hard end
+ *    reads the kernel's clock itself (clock_read_slow). */
 #ifndef SHIM_LINE_H
 #define SHIM_LINE_H
 
+#include "clocks.h"
 #include "convert.h"
 #include "counter.h"
 #include "segment.h"
@@ -12,34 +27,66 @@
 #include <stdint.h>
 #include <time.h>
 
-struct published_line {
-	_Atomic uint32_t seq;
-	struct line copy[2];
+enum { LINE_SLOTS = 16, STATE_SLOT_BITS = 4, CLOCK_ID_LIMIT = 32 };
+#define STATE_VERSION_STEP ((uint64_t)1 << STATE_SLOT_BITS)
+
+_Static_assert(LINE_SLOTS == 1 << STATE_SLOT_BITS, "the state word's slot field holds every slot");
+_Static_assert(sizeof(struct line) % sizeof(uint64_t) == 0,
+	       "lines are copied one 64-bit word at a time");
+_Static_assert(_Alignof(struct line) == _Alignof(uint64_t), "a line is made of 64-bit words only");
+
+struct line_slot {
+	_Alignas(64) struct line line;
+};
+
+/* What a fork child must not inherit: the state (so it re-anchors before serving, in
+ * case a time namespace moved its clocks), the slot claims (held by threads that do not
+ * exist in the child) and the writer token. On a page of its own that the kernel wipes
+ * in a fork child (MADV_WIPEONFORK). */
+struct fork_wiped {
+	/* One 16-byte pair, changed only by counter_cas_pair(): the state (which the hot
+	 * path loads alone) and the floor, MONOTONIC's largest value a fallback handed out. */
+	_Alignas(16) uint64_t state;
+	uint64_t floor;
+	_Atomic uint64_t writer_token;      /* counter value until which a writer has the turn */
+	_Atomic uint32_t claim[LINE_SLOTS]; /* 1: being filled or published; 0: free */
 };
 
 struct clock_config {
-	_Atomic uint32_t served_ids; /* bit per clockid (< 32) served from the counter */
+	uint8_t served_index[CLOCK_ID_LIMIT]; /* by clock id: enum served_clock + 1; 0 not served */
 	bool fenced;
 };
 
-extern struct published_line published;
+extern struct line_slot line_slots[LINE_SLOTS];
+extern struct fork_wiped *wiped;
 extern struct clock_config clock_config;
 
-/* Takes the writer try-lock and re-synchronizes if the line is still expired. Returns
- * false if another caller holds the lock. */
-bool clock_try_resync(uint64_t now);
-
 #define LOAD(field) __atomic_load_n(&(field), __ATOMIC_RELAXED)
-#define STORE(field, value) __atomic_store_n(&(field), (value), __ATOMIC_RELAXED)
 
 static inline uint64_t read_counter(void)
 {
 	return clock_config.fenced ? counter_read_ordered() : counter_read_unfenced();
 }
 
-/* The rare cases, out of line: inactive, expired, or a counter value before the current
- * segment (a thread preempted between its read and its load of the line). */
-int clock_read_slow(clockid_t clock, struct timespec *ts, uint64_t t);
+/* Reader helpers, as the kernel's vDSO has them: begin returns the state and the line it
+ * names; after the fields are loaded, retry says whether they may be torn. */
+static inline uint64_t line_read_begin(const struct line **l)
+{
+	uint64_t w = __atomic_load_n(&wiped->state, __ATOMIC_ACQUIRE);
+	*l = &line_slots[w & (LINE_SLOTS - 1)].line;
+	return w;
+}
+
+static inline bool line_read_retry(uint64_t w)
+{
+	atomic_thread_fence(memory_order_acquire);
+	return __atomic_load_n(&wiped->state, __ATOMIC_RELAXED) != w;
+}
+
+/* The rare cases, out of line: no line yet or a fork child, inactive, expired or past the
+ * hard end, a counter value before the current segment (a thread preempted between its
+ * read and its load of the line), or a line replaced while it was read. */
+int clock_read_slow(unsigned clock, struct timespec *ts, uint64_t t);
 
 static inline void ns_to_timespec(uint64_t ns, struct timespec *ts)
 {
@@ -49,34 +96,30 @@ static inline void ns_to_timespec(uint64_t ns, struct timespec *ts)
 
 /* 1 with *ts filled when the clock is served from the counter; 0: call the real function.
  * The counter is read before the line: every publication describes the same function of
- * the counter (or that function clamped earlier), so the order does not change the value,
- * and the line's loads then overlap the ordered read instead of preceding it. Nothing the
- * fast path loads depends on the counter value; one unsigned compare sends every rare
- * case to clock_read_slow(). */
-static inline int clock_read(clockid_t clock, struct timespec *ts)
+ * the counter or one pointwise above it (calib/segment.h), so the order does not change
+ * the value's guarantees, and the line's loads overlap the ordered read instead of
+ * preceding it. One unsigned compare sends every rare case to clock_read_slow(). */
+static inline int clock_read(clockid_t id, struct timespec *ts)
 {
-	uint32_t served = atomic_load_explicit(&clock_config.served_ids, memory_order_relaxed);
-	if ((unsigned)clock >= 32 || !((served >> clock) & 1))
+	if ((unsigned)id >= CLOCK_ID_LIMIT)
 		return 0;
-	enum track k = clock == CLOCK_MONOTONIC_RAW ? TRACK_RAW : TRACK_MONO;
+	unsigned c = LOAD(clock_config.served_index[id]);
+	if (!c)
+		return 0;
+	c--;
 
 	uint64_t t = read_counter();
-	uint32_t seq = atomic_load_explicit(&published.seq, memory_order_acquire);
-	const struct line *p = &published.copy[seq & 1];
-	uint64_t start = LOAD(p->cur.start);
-	uint64_t base = LOAD(p->cur.base[k]);
-	uint64_t mult = LOAD(p->cur.mult[k]);
-	uint64_t shift = LOAD(p->cur.shift[k]);
-	uint64_t active = LOAD(p->active);
-	uint64_t expiry = LOAD(p->expiry);
-	uint64_t offset = clock == CLOCK_REALTIME ? LOAD(p->realtime_offset)
-			: clock == CLOCK_BOOTTIME ? LOAD(p->boottime_offset) : 0;
-	atomic_thread_fence(memory_order_acquire);
-	if (__builtin_expect(atomic_load_explicit(&published.seq, memory_order_relaxed) != seq ||
-			     !active || t - start >= expiry - start, 0))
-		return clock_read_slow(clock, ts, t);
-	struct conversion c = {.mult = mult, .shift = (uint32_t)shift};
-	ns_to_timespec(base + conversion_apply(&c, t - start) + offset, ts);
+	const struct line *l;
+	uint64_t w = line_read_begin(&l);
+	uint64_t start = LOAD(l->cur.start);
+	uint64_t expiry = LOAD(l->expiry);
+	uint64_t base = LOAD(l->cur.clk[c].base);
+	uint64_t mult = LOAD(l->cur.clk[c].mult);
+	uint64_t shift = LOAD(l->cur.clk[c].shift);
+	if (__builtin_expect(line_read_retry(w) || t - start >= expiry - start, 0))
+		return clock_read_slow(c, ts, t);
+	struct conversion conv = {.mult = mult, .shift = (uint32_t)shift};
+	ns_to_timespec(base + conversion_apply(&conv, t - start), ts);
 	return 1;
 }
 

@@ -4,6 +4,7 @@
 
 #include "options.h"
 #include "system.h"
+#include "tscshim.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -29,6 +30,8 @@ int clock_start(const struct line_setup *setup, char *err, size_t err_size);
 
 struct clock_counters {
 	uint64_t resyncs, reanchors, fallbacks, largest_error_ns;
+	uint64_t kernel_reads;  /* reads past a line's hard end answered from the kernel */
+	uint64_t lost_writes;   /* re-synchronizations dropped because another published */
 	int active;
 	uint64_t mult;
 	uint32_t shift;
@@ -43,7 +46,7 @@ struct gate_result {
 	uint64_t max_shift_ns;
 	uint32_t served;
 	bool fenced;
-	char reason[192];
+	char reason[TSCSHIM_REASON_SIZE];
 	/* Added for the machine-wide record and the CPU-coverage check: */
 	const char *source;       /* where the verdict came from: "from the machine-wide record", "from the cache", "measured now", or "" */
 	struct cpu_mask covered;  /* the CPUs the verdict covers; empty when none */
@@ -54,10 +57,10 @@ void gate_run(void);
  * sched_getaffinity system call (about 0.3 us), meant for each re-synchronization. */
 bool gate_cpu_set_covered(void);
 
-/* stats.c */
-enum stat_clock { STAT_MONOTONIC, STAT_MONOTONIC_RAW, STAT_BOOTTIME, STAT_REALTIME, STAT_OTHER, STAT_CLOCKS };
+/* stats.c: counts per served clock (enum served_clock), and one slot for every other. */
+enum { STAT_OTHER = SERVED_CLOCK_COUNT, STAT_CLOCKS };
 extern bool stats_enabled;
-void stats_count(enum stat_clock clock, bool served);
+void stats_count(unsigned clock, bool served);
 void stats_setup(const char *destination);
 
 #endif

@@ -22,7 +22,7 @@ static __thread struct slot *my_slot __attribute__((tls_model("initial-exec")));
 bool stats_enabled;
 static char destination[OPTION_TEXT_MAX];
 
-void stats_count(enum stat_clock clock, bool served)
+void stats_count(unsigned clock, bool served)
 {
 	struct slot *s = my_slot;
 	if (!s) {
@@ -37,8 +37,6 @@ void stats_count(enum stat_clock clock, bool served)
 
 static void write_stats(void)
 {
-	static const char *const names[STAT_CLOCKS] = {"monotonic", "monotonic_raw", "boottime",
-						       "realtime", "other"};
 	uint64_t total[STAT_CLOCKS][2] = {{0}};
 	for (int i = 0; i < SLOTS; i++)
 		for (int c = 0; c < STAT_CLOCKS; c++)
@@ -50,15 +48,18 @@ static void write_stats(void)
 	char text[1024];
 	int len = snprintf(text, sizeof text, "tscshim stats pid=%d active=%d", (int)getpid(), cc.active);
 	for (int c = 0; c < STAT_CLOCKS && len < (int)sizeof text; c++)
-		len += snprintf(text + len, sizeof text - (size_t)len, " %s=%llu/%llu", names[c],
+		len += snprintf(text + len, sizeof text - (size_t)len, " %s=%llu/%llu",
+				c == STAT_OTHER ? "other" : clock_table[c].name,
 				(unsigned long long)total[c][1],
 				(unsigned long long)(total[c][0] + total[c][1]));
 	if (len < (int)sizeof text)
 		len += snprintf(text + len, sizeof text - (size_t)len,
-				" resyncs=%llu reanchors=%llu fallbacks=%llu largest_error_ns=%llu\n",
+				" resyncs=%llu reanchors=%llu fallbacks=%llu largest_error_ns=%llu"
+				" kernel_reads=%llu lost_writes=%llu\n",
 				(unsigned long long)cc.resyncs, (unsigned long long)cc.reanchors,
 				(unsigned long long)cc.fallbacks,
-				(unsigned long long)cc.largest_error_ns);
+				(unsigned long long)cc.largest_error_ns,
+				(unsigned long long)cc.kernel_reads, (unsigned long long)cc.lost_writes);
 	if (len > (int)sizeof text - 1)
 		len = (int)sizeof text - 1;
 

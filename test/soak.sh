@@ -2,7 +2,8 @@
 # `make soak`: the stress probes for minutes under the shim (about 6 min on 2 CPUs):
 # load with fast re-synchronization for 2 min and with the default settings for 1 min,
 # 10 million ping-pong rounds, migrations for 1 min, the 10 kHz signal test for 1 min,
-# 200 forked children and 20 spawn rounds from a threaded parent. Each probe prints its
+# 200 forked children and 20 spawn rounds from a threaded parent; then the trust probes
+# (about 9 min more). Each probe prints its
 # counts; ends with "soak: N runs, N failed".
 set -u
 cd "$(dirname "$0")/.."
@@ -41,5 +42,40 @@ for i in $(seq 20); do soak 60 "${fast[@]}" -- spawn; done >"$cache/spawn.log"
 grep -v '^child: loaded=1 active=1 .*violations=0\|: ok$' "$cache/spawn.log"
 echo "spawn: 20 rounds, $(grep -c ': ok$' "$cache/spawn.log") of 60 children clean"
 soak 60 -- sleep 100 20 200
+
+# The trust probes (test/probe_trust.c) for minutes: crowds of 16, 64 and 1000 threads
+# and a CPU hog beside 8, writers paused, jumped out of and signalled through the hooks
+# build, noisy, slow and jumping references through the reference double.
+trust=build/test/probe_trust
+hooks=$PWD/build/test/libtscshim-hooks.so
+refclock=$PWD/build/test/librefclock.so
+trust() { # TIMEOUT_S PRELOAD VARS... -- ARGS...
+	local limit=$1 preload=$2 vars=()
+	shift 2
+	while [ "$1" != -- ]; do vars+=("$1"); shift; done
+	shift
+	runs=$((runs + 1))
+	timeout "$limit" env TSCSHIM_CACHE="$cache/c" TSCSHIM_STATS=stderr "${vars[@]}" LD_PRELOAD="$preload" "$trust" "$@" 2>&1 || {
+		echo "FAILED (status $?): ${vars[*]} $*"
+		failed=$((failed + 1))
+	}
+}
+trust 100 "$shim" -- load 16 60 0 1500
+trust 100 "$shim" -- load 64 60 2 1500
+trust 100 "$shim" -- load 1000 60 0 1500
+trust 100 "$shim" -- load 8 60 4 1500
+for point in anchored claimed published; do
+	trust 60 "$hooks" -- hook pause-first "$point" 500 16 10 1500
+	trust 60 "$hooks" -- hook pause-all "$point" 50 16 10 1500
+done
+trust 60 "$hooks" -- hook longjmp anchored 0 16 20 1500
+trust 60 "$hooks" -- hook longjmp claimed 0 16 20 1500
+trust 60 "$hooks" -- hook signal-wait anchored 0 16 20 1500
+trust 100 "$shim $refclock" TSCTEST_JITTER_NS=200 -- accuracy 60 1000
+trust 100 "$shim $refclock" TSCTEST_SYSCALL=1 -- accuracy 60 300
+for ms in 2 10 100 1000; do trust 60 "$shim $refclock" -- jump "$ms" 1000; done
+if [ "$(id -u)" -eq 0 ]; then
+	for i in $(seq 20); do trust 30 "$shim" -- timens both 2000; trust 30 "$shim" -- timens boottime 2000; done
+fi
 echo "soak: $runs runs, $failed failed"
 [ "$failed" -eq 0 ]

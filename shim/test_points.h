@@ -1,0 +1,15 @@
+/* Where a build with -DTSCSHIM_TEST_HOOKS (build/test/libtscshim-hooks.so) calls the
+ * function that `tscshim_test_hook` points to, so that tests can pause a writer, raise a
+ * signal in it or jump out of it at a chosen point and drive the production code
+ * through the case. The production library has no hook and no symbol. */
+#ifndef SHIM_TEST_POINTS_H
+#define SHIM_TEST_POINTS_H
+
+enum test_point {
+	TEST_POINT_ANCHORED = 1, /* a writer has its anchor and holds nothing shared */
+	TEST_POINT_CLAIMED,      /* a writer holds a slot, signals blocked */
+	TEST_POINT_PUBLISHED,    /* published, the superseded slot not yet freed */
+	TEST_POINT_FALLBACK,     /* a reader past the hard end is about to raise the floor */
+};
+
+#endif

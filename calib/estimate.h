@@ -99,9 +99,9 @@ struct estimate_report {
 /* Returns 0 with a report (its verdict may still be bad), or -1 with err filled when the
  * estimate could not be run at all (threads, memory, affinity). Leaves the caller's
  * affinity unchanged. Every thread is joined, or, if one could not run within the budget
- * plus ESTIMATE_JOIN_GRACE_NS, abandoned: what it touches is then never freed, and the
+ * plus ESTIMATE_JOIN_GRACE_NS (2 s: a CPU that a real-time task holds), abandoned: what it touches is then never freed, and the
  * call returns -1. Creates threads: the shim runs it in a child process (estimate_child.h). */
-#define ESTIMATE_JOIN_GRACE_NS 20000000ull
+#define ESTIMATE_JOIN_GRACE_NS 2000000000ull
 int estimate_run(const struct estimate_config *config, struct estimate_report *report,
 		 char *err, size_t err_size);
 void estimate_report_free(struct estimate_report *report);

@@ -23,12 +23,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 struct collection {
 	_Atomic uint64_t next;       /* the sequence number: index of the next probe */
 	_Atomic uint32_t ready;      /* workers running; they start when all are */
 	uint32_t workers;
 	_Atomic bool stop;           /* the budget ran out: everyone leaves */
+	_Atomic uint32_t finished;   /* workers past their last access to this */
 	uint64_t total;
 	uint64_t deadline_ns;        /* on CLOCK_MONOTONIC; threads give up past it */
 	struct probe *probes;
@@ -105,6 +107,7 @@ static void *collect(void *arg)
 			break;
 		}
 	}
+	atomic_fetch_add_explicit(&c->finished, 1, memory_order_release);
 	return NULL;
 }
 
@@ -151,20 +154,23 @@ static long collect_once(const int *cpu_ids, uint32_t cpus, uint64_t total, uint
 		atomic_store(&shared->stop, true);
 		atomic_fetch_add(&shared->ready, cpus);
 	}
+	/* Joined only once every worker said it is done, so that a worker whose CPU never
+	 * runs it cannot hold us: past the grace it is left everything it can touch. */
 	uint64_t join_by = deadline_ns + ESTIMATE_JOIN_GRACE_NS;
-	struct timespec until = {.tv_sec = (time_t)(join_by / 1000000000u),
-				 .tv_nsec = (long)(join_by % 1000000000u)};
-	for (uint32_t i = 0; i < started; i++) {
-		if (pthread_clockjoin_np(workers[i].thread, NULL, CLOCK_MONOTONIC, &until) != 0) {
-			/* A worker whose CPU never ran it: leave it everything it can touch. */
+	while (atomic_load_explicit(&shared->finished, memory_order_acquire) < started) {
+		if (refclock_now_ns(CLOCK_MONOTONIC) > join_by) {
 			atomic_store(&shared->stop, true);
 			*abandoned = true;
 			snprintf(err, err_size,
-				 "estimator: the thread on CPU %d did not run within the budget",
-				 cpu_ids[i]);
+				 "estimator: a thread did not run within the budget (%u of %u finished)",
+				 atomic_load(&shared->finished), started);
 			return -1;
 		}
+		struct timespec nap = {.tv_nsec = 100000};
+		nanosleep(&nap, NULL);
 	}
+	for (uint32_t i = 0; i < started; i++)
+		pthread_join(workers[i].thread, NULL);
 	uint64_t got = atomic_load(&shared->next);
 	free(shared);
 	free(workers);

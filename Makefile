@@ -90,6 +90,19 @@ bench: all $(B)/test/bench_clock
 
 .PHONY: figures-calib bench
 
+# The estimator at 1..256 CPUs: the analysis measured, the collection modelled.
+$(B)/test/bench_estimate_scale: test/bench_estimate_scale.c $(B)/libtsccalib.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $< $(B)/libtsccalib.a -o $@ -pthread
+bench-estimate-scale: $(B)/test/bench_estimate_scale
+	$(B)/test/bench_estimate_scale
+.PHONY: bench-estimate-scale
+
+# The shim constructor's static stack use (gcc -fcallgraph-info), at most 4 KiB.
+stack-usage:
+	@python3 test/stack-usage.py 4096
+.PHONY: stack-usage
+
 # Opt-in, as root: slews the kernel's frequency by +/-500 ppm and steps the wall clock,
 # restoring both on every exit path. Never part of `make test`.
 $(B)/test/clock_adjust: test/clock_adjust.c test/kernel_clock.h

@@ -162,7 +162,7 @@ same_result_one_line() { # VAR VALUE [quiet]
 	[ "$(wc -w <<<"$vars")" -ge 13 ]
 	for var in $vars; do
 		case $var in
-		TSCSHIM_CACHE | TSCSHIM_STATS)
+		TSCSHIM_CACHE | TSCSHIM_STATS | TSCSHIM_SYSTEM_RECORD)
 			same_result_one_line "$var" "$long_letters"
 			same_result_one_line "$var" "/tmp/$long_letters"
 			;;
@@ -240,7 +240,7 @@ cache_hit() { TSCSHIM_CACHE="$1" LD_PRELOAD="$SHIM" "$ROOT/build/test/probe_cloc
 		cache_hit "$c" || { echo "not rebuilt after truncation to $cut"; false; }
 	done
 	good_cache "$c"
-	sed -i '1s/.*/tscshim-cache 2/' "$c"
+	sed -i '1s/.*/tscshim-cache 3/' "$c"
 	status_with_cache "$c"
 	[[ "$output" == *"active=1 from_cache=0"* ]]
 	cache_hit "$c"

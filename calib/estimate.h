@@ -69,12 +69,23 @@ int estimate_analyze(const struct probe *seq, size_t n, uint32_t cpus,
 		     struct estimate_limits limits, struct cpu_offset *per_cpu,
 		     struct estimate_analysis *out);
 
-/* Collection over the calling thread's allowed CPUs. */
+/* Collection over a set of CPUs, one pinned thread each, all contending for one
+ * sequence number. The total number of probes in an attempt is capped so that the
+ * collection's time does not grow with the CPU count beyond what the statistics need
+ * (see doc/EVIDENCE-STARTUP.md for the model): ESTIMATE_TOTAL_PROBES_MAX, or
+ * ESTIMATE_MIN_PROBES_PER_CPU per CPU where that is more. */
+#define ESTIMATE_TOTAL_PROBES_MAX 32768u
+#define ESTIMATE_MIN_PROBES_PER_CPU 64u
+struct cpu_mask;
 struct estimate_config {
 	uint32_t probes_per_cpu;
 	uint64_t budget_ns; /* retries of inconclusive attempts stop here */
 	struct estimate_limits limits;
+	const struct cpu_mask *cpus; /* NULL: the calling thread's allowed CPUs */
 };
+
+/* Probes per attempt for cpus CPUs at probes_per_cpu each, after the cap. Pure. */
+uint64_t estimate_total_probes(uint32_t probes_per_cpu, uint32_t cpus);
 
 struct estimate_report {
 	struct estimate_analysis analysis;
@@ -87,13 +98,12 @@ struct estimate_report {
 
 /* Returns 0 with a report (its verdict may still be bad), or -1 with err filled when the
  * estimate could not be run at all (threads, memory, affinity). Leaves the caller's
- * affinity unchanged and joins every thread before returning. */
+ * affinity unchanged. Every thread is joined, or, if one could not run within the budget
+ * plus ESTIMATE_JOIN_GRACE_NS (2 s: a CPU that a real-time task holds), abandoned: what it touches is then never freed, and the
+ * call returns -1. Creates threads: the shim runs it in a child process (estimate_child.h). */
+#define ESTIMATE_JOIN_GRACE_NS 2000000000ull
 int estimate_run(const struct estimate_config *config, struct estimate_report *report,
 		 char *err, size_t err_size);
 void estimate_report_free(struct estimate_report *report);
-
-/* The calling thread's allowed CPUs, ascending. Returns the count (>= 1) with *ids
- * malloc'ed, or -1. */
-int allowed_cpus(int **ids);
 
 #endif

@@ -1,15 +1,20 @@
-/* Probe collection for the estimator: one thread pinned to each allowed CPU, reads
+/* Probe collection for the estimator: one thread pinned to each CPU of the set, reads
  * ordered into one sequence by compare-and-swap on a shared sequence number.
  *
- * Cost: memory is 16 bytes per probe (probes_per_cpu * CPUs) plus a few words per CPU;
- * time grows with the total probe count, since every probe is a CAS on one cache line
- * (about 100-300 ns per probe when the line moves between cores, so 128 CPUs x 1000
- * probes take some tens of ms) plus one thread start per CPU. The analysis is linear. */
+ * Cost: memory is 16 bytes per probe plus a few words per CPU; time grows with the total
+ * probe count (capped: estimate_total_probes), since every probe is a CAS on one cache
+ * line, plus one thread start per CPU. The analysis is linear. Figures and the model for
+ * large machines: doc/EVIDENCE-STARTUP.md.
+ *
+ * A busy machine: a worker whose siblings are not running would fill the sequence alone
+ * (no interleaving, an inconclusive attempt) and spin out its time slice waiting for them.
+ * It yields instead, after a streak of solitary wins and while it waits at the start. */
 #define _GNU_SOURCE
 #include "estimate.h"
 
 #include "counter.h"
 #include "refclock.h"
+#include "system.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -18,12 +23,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 struct collection {
 	_Atomic uint64_t next;       /* the sequence number: index of the next probe */
 	_Atomic uint32_t ready;      /* workers running; they start when all are */
 	uint32_t workers;
 	_Atomic bool stop;           /* the budget ran out: everyone leaves */
+	_Atomic uint32_t finished;   /* workers past their last access to this */
 	uint64_t total;
 	uint64_t deadline_ns;        /* on CLOCK_MONOTONIC; threads give up past it */
 	struct probe *probes;
@@ -37,7 +44,20 @@ struct worker {
 
 /* After a successful CAS the winner still holds the line; pausing briefly lets the
  * others win, which is what makes interleavings (ranges, loops) frequent. */
-enum { PAUSES_AFTER_WIN = 8, CHECKS_EVERY = 1024 };
+enum { PAUSES_AFTER_WIN = 8, CHECKS_EVERY = 1024, SOLITARY_STREAK = 64, YIELD_EVERY = 256 };
+
+uint64_t estimate_total_probes(uint32_t probes_per_cpu, uint32_t cpus)
+{
+	uint64_t total = (uint64_t)probes_per_cpu * cpus;
+	uint64_t floor = (uint64_t)ESTIMATE_MIN_PROBES_PER_CPU * cpus;
+	uint64_t cap = ESTIMATE_TOTAL_PROBES_MAX > floor ? ESTIMATE_TOTAL_PROBES_MAX : floor;
+	return total < cap ? total : cap;
+}
+
+static bool past(const struct collection *c)
+{
+	return refclock_now_ns(CLOCK_MONOTONIC) > c->deadline_ns;
+}
 
 static void *collect(void *arg)
 {
@@ -46,16 +66,21 @@ static void *collect(void *arg)
 	uint64_t spins = 0;
 
 	/* The workers release each other: when the last one arrives, all the others are
-	 * spinning on their CPUs, so nobody collects alone while a sibling is still waiting
-	 * to be scheduled. A CPU that never runs its worker must not hold the others past
-	 * the budget. */
+	 * running, so nobody collects alone while a sibling is still waiting to be
+	 * scheduled. A CPU that never runs its worker must not hold the others past the
+	 * budget. */
 	atomic_fetch_add_explicit(&c->ready, 1, memory_order_acq_rel);
-	while (atomic_load_explicit(&c->ready, memory_order_acquire) < c->workers) {
+	while (atomic_load_explicit(&c->ready, memory_order_acquire) < c->workers &&
+	       !atomic_load_explicit(&c->stop, memory_order_relaxed)) {
 		cpu_relax();
-		if (++spins % CHECKS_EVERY == 0 && refclock_now_ns(CLOCK_MONOTONIC) > c->deadline_ns)
-			break;
+		if (++spins % YIELD_EVERY == 0) {
+			sched_yield();
+			if (past(c))
+				break;
+		}
 	}
 
+	uint64_t last_won = UINT64_MAX, streak = 0;
 	for (;;) {
 		uint64_t seq = atomic_load_explicit(&c->next, memory_order_acquire);
 		if (seq >= c->total || atomic_load_explicit(&c->stop, memory_order_relaxed))
@@ -65,96 +90,58 @@ static void *collect(void *arg)
 							    memory_order_acq_rel,
 							    memory_order_acquire)) {
 			c->probes[seq] = (struct probe){.counter = now, .cpu = w->index};
+			streak = seq == last_won + 1 ? streak + 1 : 0;
+			last_won = seq;
+			if (streak >= SOLITARY_STREAK && c->workers > 1) {
+				/* Nobody else is taking probes: they are not running. */
+				streak = 0;
+				sched_yield();
+			}
 			for (int i = 0; i < PAUSES_AFTER_WIN; i++)
 				cpu_relax();
 		}
 		/* A thread that is never scheduled must not make the others wait forever. */
-		if (++spins % CHECKS_EVERY == 0 && refclock_now_ns(CLOCK_MONOTONIC) > c->deadline_ns) {
+		if (++spins % CHECKS_EVERY == 0 && past(c)) {
 			/* The short sequence is analysed as it is (probably inconclusive). */
 			atomic_store_explicit(&c->stop, true, memory_order_relaxed);
 			break;
 		}
 	}
+	atomic_fetch_add_explicit(&c->finished, 1, memory_order_release);
 	return NULL;
 }
 
-int allowed_cpus(int **ids)
-{
-	/* The common case without a heap allocation for the set itself. */
-	cpu_set_t small;
-	if (sched_getaffinity(0, sizeof small, &small) == 0) {
-		int count = CPU_COUNT(&small);
-		int *list = malloc(sizeof *list * (size_t)(count > 0 ? count : 1));
-		if (!list)
-			return -1;
-		int n = 0;
-		for (int cpu = 0; cpu < CPU_SETSIZE && n < count; cpu++)
-			if (CPU_ISSET(cpu, &small))
-				list[n++] = cpu;
-		*ids = list;
-		return n;
-	}
-	if (errno != EINVAL)
-		return -1;
-	for (size_t cpus = 2 * CPU_SETSIZE; cpus <= 1u << 20; cpus *= 2) {
-		cpu_set_t *set = CPU_ALLOC(cpus);
-		size_t size = CPU_ALLOC_SIZE(cpus);
-		if (!set)
-			return -1;
-		CPU_ZERO_S(size, set);
-		if (sched_getaffinity(0, size, set) != 0) {
-			CPU_FREE(set);
-			if (errno == EINVAL)
-				continue;
-			return -1;
-		}
-		int count = CPU_COUNT_S(size, set);
-		int *list = malloc(sizeof *list * (size_t)(count > 0 ? count : 1));
-		if (!list) {
-			CPU_FREE(set);
-			return -1;
-		}
-		int n = 0;
-		for (size_t cpu = 0; cpu < cpus && n < count; cpu++)
-			if (CPU_ISSET_S(cpu, size, set))
-				list[n++] = (int)cpu;
-		CPU_FREE(set);
-		*ids = list;
-		return n;
-	}
-	return -1;
-}
-
-/* One attempt: threads started together, joined before return. Returns the number of
- * probes collected, or -1 with err. */
+/* One attempt: threads started together, joined before return, or abandoned (with
+ * *abandoned set) when one does not finish by the deadline plus the grace: then shared,
+ * workers and the probes stay allocated for ever. Returns the number of probes
+ * collected, or -1 with err. */
 static long collect_once(const int *cpu_ids, uint32_t cpus, uint64_t total, uint64_t deadline_ns,
-			 struct probe *probes, char *err, size_t err_size)
+			 struct probe *probes, bool *abandoned, char *err, size_t err_size)
 {
-	struct collection shared = {
-		.total = total, .workers = cpus, .deadline_ns = deadline_ns, .probes = probes};
+	struct collection *shared = calloc(1, sizeof *shared);
 	struct worker *workers = calloc(cpus, sizeof *workers);
-	if (!workers) {
+	if (!shared || !workers) {
+		free(shared);
+		free(workers);
 		snprintf(err, err_size, "estimator: out of memory");
 		return -1;
 	}
+	shared->total = total;
+	shared->workers = cpus;
+	shared->deadline_ns = deadline_ns;
+	shared->probes = probes;
+
 	pthread_attr_t attr;
 	pthread_attr_init(&attr);
 	pthread_attr_setstacksize(&attr, 64 * 1024);
-
 	uint32_t started = 0;
 	int rc = 0;
 	for (; started < cpus; started++) {
-		cpu_set_t *one = CPU_ALLOC((size_t)cpu_ids[started] + 1);
-		size_t size = CPU_ALLOC_SIZE((size_t)cpu_ids[started] + 1);
-		if (!one) {
-			rc = ENOMEM;
-			break;
-		}
-		CPU_ZERO_S(size, one);
-		CPU_SET_S((size_t)cpu_ids[started], size, one);
-		rc = pthread_attr_setaffinity_np(&attr, size, one);
-		CPU_FREE(one);
-		workers[started] = (struct worker){.shared = &shared, .index = started};
+		struct cpu_mask one;
+		memset(&one, 0, sizeof one);
+		cpu_mask_add(&one, (unsigned)cpu_ids[started]);
+		rc = pthread_attr_setaffinity_np(&attr, sizeof one.word, (cpu_set_t *)(void *)one.word);
+		workers[started] = (struct worker){.shared = shared, .index = started};
 		if (rc == 0)
 			rc = pthread_create(&workers[started].thread, &attr, collect, &workers[started]);
 		if (rc != 0)
@@ -164,11 +151,28 @@ static long collect_once(const int *cpu_ids, uint32_t cpus, uint64_t total, uint
 
 	if (rc != 0) {
 		/* The started ones must not wait for the rest. */
-		atomic_store(&shared.stop, true);
-		atomic_fetch_add(&shared.ready, cpus);
+		atomic_store(&shared->stop, true);
+		atomic_fetch_add(&shared->ready, cpus);
+	}
+	/* Joined only once every worker said it is done, so that a worker whose CPU never
+	 * runs it cannot hold us: past the grace it is left everything it can touch. */
+	uint64_t join_by = deadline_ns + ESTIMATE_JOIN_GRACE_NS;
+	while (atomic_load_explicit(&shared->finished, memory_order_acquire) < started) {
+		if (refclock_now_ns(CLOCK_MONOTONIC) > join_by) {
+			atomic_store(&shared->stop, true);
+			*abandoned = true;
+			snprintf(err, err_size,
+				 "estimator: a thread did not run within the budget (%u of %u finished)",
+				 atomic_load(&shared->finished), started);
+			return -1;
+		}
+		struct timespec nap = {.tv_nsec = 100000};
+		nanosleep(&nap, NULL);
 	}
 	for (uint32_t i = 0; i < started; i++)
 		pthread_join(workers[i].thread, NULL);
+	uint64_t got = atomic_load(&shared->next);
+	free(shared);
 	free(workers);
 
 	if (rc != 0) {
@@ -178,7 +182,6 @@ static long collect_once(const int *cpu_ids, uint32_t cpus, uint64_t total, uint
 	}
 	/* Only the winner of slot s writes it, and every winner was joined: the first `got`
 	 * slots are complete. */
-	uint64_t got = atomic_load(&shared.next);
 	return (long)(got < total ? got : total);
 }
 
@@ -189,34 +192,45 @@ int estimate_run(const struct estimate_config *config, struct estimate_report *r
 	uint64_t start = refclock_now_ns(CLOCK_MONOTONIC);
 	uint64_t deadline = start + config->budget_ns;
 
-	int *ids = NULL;
-	int count = allowed_cpus(&ids);
-	if (count < 1) {
+	struct cpu_mask set;
+	if (config->cpus) {
+		set = *config->cpus;
+	} else if (cpu_mask_allowed(&set) < 1) {
 		snprintf(err, err_size, "estimator: cannot read the CPU affinity: %s", strerror(errno));
 		return -1;
 	}
-	uint32_t cpus = (uint32_t)count;
-	uint64_t total = (uint64_t)config->probes_per_cpu * cpus;
+	uint32_t cpus = cpu_mask_count(&set);
+	if (cpus == 0) {
+		snprintf(err, err_size, "estimator: no CPU to estimate");
+		return -1;
+	}
+	uint64_t total = estimate_total_probes(config->probes_per_cpu, cpus);
+	int *ids = malloc(sizeof *ids * cpus);
 	struct probe *probes = malloc(sizeof *probes * total);
 	struct cpu_offset *per_cpu = malloc(sizeof *per_cpu * cpus);
-	if (!probes || !per_cpu) {
+	if (!ids || !probes || !per_cpu) {
+		free(ids);
 		free(probes);
 		free(per_cpu);
-		free(ids);
 		snprintf(err, err_size, "estimator: out of memory for %llu probes",
 			 (unsigned long long)total);
 		return -1;
 	}
+	uint32_t n = 0;
+	for (int cpu = cpu_mask_next(&set, -1); cpu >= 0; cpu = cpu_mask_next(&set, cpu))
+		ids[n++] = cpu;
 
 	report->cpu_count = cpus;
 	report->cpu_ids = ids;
 	report->per_cpu = per_cpu;
 	/* Retry only what more data could change: an inconclusive attempt. */
 	do {
-		long got = collect_once(ids, cpus, total, deadline, probes, err, err_size);
+		bool abandoned = false;
+		long got = collect_once(ids, cpus, total, deadline, probes, &abandoned, err, err_size);
 		report->attempts++;
 		if (got < 0) {
-			free(probes);
+			if (!abandoned)
+				free(probes);
 			estimate_report_free(report);
 			return -1;
 		}

@@ -6,32 +6,36 @@
 #define U64(x) ((uint64_t)(x))
 
 const struct option_spec option_table[OPTION_COUNT] = {
-	[OPT_DISABLE] = {"TSCSHIM_DISABLE", OPTION_BOOL, "0", 0, 1,
+	[OPT_DISABLE] = {"TSCSHIM_DISABLE", OPTION_BOOL, "0", 0, 1, NULL,
 		"1: pass every call to the real clock and skip the estimator entirely."},
-	[OPT_VERBOSE] = {"TSCSHIM_VERBOSE", OPTION_UINT, "0", 0, 2,
+	[OPT_VERBOSE] = {"TSCSHIM_VERBOSE", OPTION_UINT, "0", 0, 2, NULL,
 		"0: silent but for invalid settings; 1: one line on stderr at load with the decision and its figures; 2: also the cache's handling."},
-	[OPT_MAX_SKEW_NS] = {"TSCSHIM_MAX_SKEW_NS", OPTION_UINT, "1000", 1, U64(1000000000),
+	[OPT_MAX_SKEW_NS] = {"TSCSHIM_MAX_SKEW_NS", OPTION_UINT, "1000", 1, U64(1000000000), NULL,
 		"Largest maximum-shift bound between the CPUs' counters, in ns, for which the counter may serve time."},
-	[OPT_PROBES] = {"TSCSHIM_PROBES", OPTION_UINT, "1000", 10, U64(1000000),
+	[OPT_PROBES] = {"TSCSHIM_PROBES", OPTION_UINT, "1000", 10, U64(1000000), NULL,
 		"Estimator probes per CPU in one attempt."},
-	[OPT_ESTIMATE_BUDGET_US] = {"TSCSHIM_ESTIMATE_BUDGET_US", OPTION_UINT, "20000", 100, U64(60000000),
-		"Time the estimator may spend, retrying attempts whose statistics are too poor, before it calls the result inconclusive (us)."},
-	[OPT_CALIBRATE_US] = {"TSCSHIM_CALIBRATE_US", OPTION_UINT, "2000", 100, U64(60000000),
+	[OPT_ESTIMATE_BUDGET_US] = {"TSCSHIM_ESTIMATE_BUDGET_US", OPTION_UINT, "20000", 100, U64(60000000), NULL,
+		"Time the estimator may spend, retrying attempts whose statistics are too poor, before it calls the result inconclusive (us); a cold start waits at most this plus `TSCSHIM_CALIBRATE_US` plus 5 ms."},
+	[OPT_ESTIMATE_MIN_LOOPS] = {"TSCSHIM_ESTIMATE_MIN_LOOPS", OPTION_UINT, "10", 1, U64(1000000), NULL,
+		"Full loops through all CPUs, and bracketed ranges per CPU pair, the estimator needs before its verdict counts; fewer make it inconclusive."},
+	[OPT_CALIBRATE_US] = {"TSCSHIM_CALIBRATE_US", OPTION_UINT, "2000", 100, U64(60000000), NULL,
 		"Length of the frequency calibration against CLOCK_MONOTONIC at load, in us (`tscshim calib` defaults to 1 s)."},
-	[OPT_REQUIRE_TSC_CLOCKSOURCE] = {"TSCSHIM_REQUIRE_TSC_CLOCKSOURCE", OPTION_BOOL, "0", 0, 1,
+	[OPT_REQUIRE_TSC_CLOCKSOURCE] = {"TSCSHIM_REQUIRE_TSC_CLOCKSOURCE", OPTION_BOOL, "0", 0, 1, NULL,
 		"1: serve time only if the kernel's own current clocksource is `tsc`."},
-	[OPT_CLOCKS] = {"TSCSHIM_CLOCKS", OPTION_CLOCKS, "monotonic,monotonic_raw,boottime,realtime", 0, 0,
+	[OPT_CLOCKS] = {"TSCSHIM_CLOCKS", OPTION_CLOCKS, "monotonic,monotonic_raw,boottime,realtime", 0, 0, NULL,
 		"Comma-separated clocks the shim serves from the counter (a subset of the default); `none` serves none."},
-	[OPT_FENCE] = {"TSCSHIM_FENCE", OPTION_BOOL, "1", 0, 1,
+	[OPT_FENCE] = {"TSCSHIM_FENCE", OPTION_BOOL, "1", 0, 1, NULL,
 		"1: ordered counter reads (cross-thread order holds); 0: unfenced reads, cheaper, per-thread monotonicity only."},
-	[OPT_MAX_ERROR_NS] = {"TSCSHIM_MAX_ERROR_NS", OPTION_UINT, "1000", 100, U64(1000000000),
+	[OPT_MAX_ERROR_NS] = {"TSCSHIM_MAX_ERROR_NS", OPTION_UINT, "1000", 100, U64(1000000000), NULL,
 		"Largest allowed |shim - kernel| for the served clocks, in ns; sets how often callers re-synchronize."},
-	[OPT_RESYNC_MS] = {"TSCSHIM_RESYNC_MS", OPTION_UINT, "1000", 1, U64(3600000),
+	[OPT_RESYNC_MS] = {"TSCSHIM_RESYNC_MS", OPTION_UINT, "1000", 1, U64(3600000), NULL,
 		"Longest time between re-synchronizations with the kernel's clock, in ms (the error bound may shorten it)."},
-	[OPT_CACHE] = {"TSCSHIM_CACHE", OPTION_STRING, "", 0, 0,
-		"Path of the calibration cache; empty: `$XDG_RUNTIME_DIR/tscshim.cache`, else `/tmp/tscshim-<uid>.cache`; `off`: no cache."},
-	[OPT_STATS] = {"TSCSHIM_STATS", OPTION_STRING, "", 0, 0,
-		"Where to write per-process counters at exit: a file path (appended) or `stderr`; empty: none."},
+	[OPT_CACHE] = {"TSCSHIM_CACHE", OPTION_PATH, "", 0, 0, "off",
+		"Absolute path of the per-user calibration cache; empty: `$XDG_RUNTIME_DIR/tscshim.cache`, else `/tmp/tscshim-<uid>.cache`; `off`: no cache."},
+	[OPT_SYSTEM_RECORD] = {"TSCSHIM_SYSTEM_RECORD", OPTION_PATH, "/run/tscshim/calibration", 0, 0, "off",
+		"Absolute path of the machine-wide calibration that `tscshim calib --save` writes as root; trusted before the cache when root owns it and its directory; `off`: not read."},
+	[OPT_STATS] = {"TSCSHIM_STATS", OPTION_PATH, "", 0, 0, "stderr",
+		"Where to write per-process counters at exit: an absolute file path (appended) or `stderr`; empty: none."},
 };
 
 static void fail(char *err, size_t err_size, const struct option_spec *spec, const char *text,
@@ -130,13 +134,22 @@ int option_parse(struct option_values *values, enum option_id id, const char *te
 			return -1;
 		}
 		break;
-	case OPTION_STRING:
-		if (strlen(text) >= OPTION_TEXT_MAX) {
-			snprintf(message, sizeof message, "longer than %d bytes", OPTION_TEXT_MAX - 1);
-			fail(err, err_size, spec, text, message);
-			return -1;
+	case OPTION_PATH:
+		if (text[0] != '\0' && !(spec->keyword && strcmp(text, spec->keyword) == 0)) {
+			if (text[0] != '/') {
+				snprintf(message, sizeof message, "expected an absolute path%s%s%s",
+					 spec->keyword ? ", '" : "", spec->keyword ? spec->keyword : "",
+					 spec->keyword ? "' or nothing" : " or nothing");
+				fail(err, err_size, spec, text, message);
+				return -1;
+			}
+			if (strlen(text) >= OPTION_TEXT_MAX) {
+				snprintf(message, sizeof message, "longer than %d bytes", OPTION_TEXT_MAX - 1);
+				fail(err, err_size, spec, text, message);
+				return -1;
+			}
 		}
-		strcpy(values->text[id], text);
+		values->text[id] = text;
 		return 0;
 	}
 	values->num[id] = number;
@@ -146,6 +159,8 @@ int option_parse(struct option_values *values, enum option_id id, const char *te
 void options_set_defaults(struct option_values *values)
 {
 	memset(values, 0, sizeof *values);
+	for (int id = 0; id < OPTION_COUNT; id++)
+		values->text[id] = "";
 	for (int id = 0; id < OPTION_COUNT; id++) {
 		/* The table's defaults are valid by construction; a unit test checks it. */
 		(void)option_parse(values, (enum option_id)id, option_table[id].default_text, NULL, 0);
@@ -164,6 +179,43 @@ int options_load(struct option_values *values, const char *(*lookup)(const char 
 			return -1;
 		values->from_environment[id] = true;
 	}
+	return options_check_paths(values, err, err_size);
+}
+
+/* a and b name the same file once "//" and "/./" are collapsed and a final '/' dropped. */
+static bool same_path(const char *a, const char *b)
+{
+	for (;;) {
+		while (a[0] == '/' && (a[1] == '/' || (a[1] == '.' && (a[2] == '/' || a[2] == '\0'))))
+			a += a[1] == '/' ? 1 : 2;
+		while (b[0] == '/' && (b[1] == '/' || (b[1] == '.' && (b[2] == '/' || b[2] == '\0'))))
+			b += b[1] == '/' ? 1 : 2;
+		if ((a[0] == '/' && a[1] == '\0' && b[0] == '\0') || (b[0] == '/' && b[1] == '\0' && a[0] == '\0'))
+			return true;
+		if (*a != *b)
+			return false;
+		if (*a == '\0')
+			return true;
+		a++;
+		b++;
+	}
+}
+
+int options_check_paths(const struct option_values *values, char *err, size_t err_size)
+{
+	for (int i = 0; i < OPTION_COUNT; i++) {
+		if (option_table[i].type != OPTION_PATH || values->text[i][0] != '/')
+			continue;
+		for (int j = i + 1; j < OPTION_COUNT; j++) {
+			if (option_table[j].type != OPTION_PATH || values->text[j][0] != '/' ||
+			    !same_path(values->text[i], values->text[j]))
+				continue;
+			if (err && err_size)
+				snprintf(err, err_size, "%s and %s name the same file; they must differ",
+					 option_table[i].name, option_table[j].name);
+			return -1;
+		}
+	}
 	return 0;
 }
 
@@ -179,7 +231,7 @@ void options_write_markdown(FILE *out)
 {
 	static const char *const type_names[] = {
 		[OPTION_BOOL] = "0 or 1", [OPTION_UINT] = "integer",
-		[OPTION_STRING] = "string", [OPTION_CLOCKS] = "clock list"};
+		[OPTION_PATH] = "absolute path", [OPTION_CLOCKS] = "clock list"};
 	fprintf(out, "| variable | type | default | range | effect |\n");
 	fprintf(out, "| --- | --- | --- | --- | --- |\n");
 	for (int id = 0; id < OPTION_COUNT; id++) {
@@ -188,6 +240,8 @@ void options_write_markdown(FILE *out)
 		if (s->type == OPTION_UINT)
 			snprintf(range, sizeof range, "%llu..%llu", (unsigned long long)s->min,
 				 (unsigned long long)s->max);
+		else if (s->type == OPTION_PATH && s->keyword)
+			snprintf(range, sizeof range, "or `%s`", s->keyword);
 		fprintf(out, "| `%s` | %s | `%s` | %s | %s |\n", s->name, type_names[s->type],
 			s->default_text[0] ? s->default_text : "(empty)", range, s->doc);
 	}

@@ -16,6 +16,7 @@ enum option_id {
 	OPT_MAX_SKEW_NS,
 	OPT_PROBES,
 	OPT_ESTIMATE_BUDGET_US,
+	OPT_ESTIMATE_MIN_LOOPS,
 	OPT_CALIBRATE_US,
 	OPT_REQUIRE_TSC_CLOCKSOURCE,
 	OPT_CLOCKS,
@@ -23,6 +24,7 @@ enum option_id {
 	OPT_MAX_ERROR_NS,
 	OPT_RESYNC_MS,
 	OPT_CACHE,
+	OPT_SYSTEM_RECORD,
 	OPT_STATS,
 	OPTION_COUNT
 };
@@ -30,7 +32,8 @@ enum option_id {
 enum option_type {
 	OPTION_BOOL,   /* 0 or 1 */
 	OPTION_UINT,   /* decimal, within [min, max] */
-	OPTION_STRING, /* at most OPTION_TEXT_MAX - 1 bytes */
+	OPTION_PATH,   /* empty, one of the spec's keywords, or an absolute path shorter than
+			* OPTION_TEXT_MAX; no two path options may name the same file */
 	OPTION_CLOCKS, /* comma-separated clock names, stored as a bit set (enum served_clock) */
 };
 
@@ -41,15 +44,19 @@ struct option_spec {
 	enum option_type type;
 	const char *default_text;
 	uint64_t min, max; /* OPTION_UINT only */
+	const char *keyword; /* OPTION_PATH: a word accepted instead of a path, or NULL */
 	const char *doc;
 };
 
 extern const struct option_spec option_table[OPTION_COUNT];
 
 
+/* PATH values point at the text given to option_parse (the environment, argv, or the
+ * table's default), which must outlive the values: nothing is copied, so a set of values
+ * is small enough for the shim constructor's stack. */
 struct option_values {
-	uint64_t num[OPTION_COUNT];                  /* BOOL, UINT, CLOCKS */
-	char text[OPTION_COUNT][OPTION_TEXT_MAX];    /* STRING */
+	uint64_t num[OPTION_COUNT];     /* BOOL, UINT, CLOCKS */
+	const char *text[OPTION_COUNT]; /* PATH; "" for the others */
 	bool from_environment[OPTION_COUNT];
 };
 
@@ -60,9 +67,14 @@ void options_set_defaults(struct option_values *values);
 int option_parse(struct option_values *values, enum option_id id, const char *text,
 		 char *err, size_t err_size);
 
-/* Defaults, then every variable lookup() finds. Stops at the first invalid one (-1, err). */
+/* Defaults, then every variable lookup() finds. Stops at the first invalid one (-1, err),
+ * then refuses two path options naming the same file (options_check_paths). */
 int options_load(struct option_values *values, const char *(*lookup)(const char *name),
 		 char *err, size_t err_size);
+
+/* -1 with err when two path options name the same file (compared after collapsing "//"
+ * and "/./"; a symlink or ".." can still alias, which the file checks catch), else 0. */
+int options_check_paths(const struct option_values *values, char *err, size_t err_size);
 
 /* Finds an option by its variable name; -1 if there is none. */
 int option_find(const char *name);

@@ -13,29 +13,45 @@ uint64_t ticks_to_ns(uint64_t ticks, uint64_t rate_millihz)
 	return ns > UINT64_MAX ? UINT64_MAX : (uint64_t)ns;
 }
 
+bool verdict_refuse_early(const struct verdict_inputs *in, struct verdict *out)
+{
+	memset(out, 0, sizeof *out);
+	out->max_shift_ns = UINT64_MAX;
+	/* Fixed texts without printf: this runs on every start of a refused machine. */
+	static const char no_counter[] = "the CPU has no time-stamp counter";
+	static const char not_invariant[] =
+		"the CPU does not report an invariant TSC (CPUID 0x80000007 EDX bit 8)";
+	if (!in->counter_present) {
+		memcpy(out->reason, no_counter, sizeof no_counter);
+	} else if (!in->counter_invariant) {
+		memcpy(out->reason, not_invariant, sizeof not_invariant);
+	} else if (in->require_tsc_clocksource && strcmp(in->clocksource, "tsc") != 0) {
+		struct text t = text_start(out->reason, sizeof out->reason);
+		text_add(&t, "the kernel's clocksource is '");
+		text_add(&t, in->clocksource);
+		text_add(&t, "', not tsc (TSCSHIM_REQUIRE_TSC_CLOCKSOURCE=1)");
+	} else {
+		return false;
+	}
+	return true;
+}
+
 void verdict_decide(const struct verdict_inputs *in, struct verdict *out)
 {
 	const struct estimate_analysis *a = in->analysis;
-	memset(out, 0, sizeof *out);
+	if (verdict_refuse_early(in, out))
+		return;
 	out->max_shift_ns = a ? ticks_to_ns(a->max_shift_ticks, in->rate_millihz) : UINT64_MAX;
 
-	if (!in->counter_present) {
-		snprintf(out->reason, sizeof out->reason, "the CPU has no time-stamp counter");
-	} else if (!in->counter_invariant) {
-		snprintf(out->reason, sizeof out->reason,
-			 "the CPU does not report an invariant TSC (CPUID 0x80000007 EDX bit 8)");
-	} else if (in->require_tsc_clocksource && strcmp(in->clocksource, "tsc") != 0) {
-		snprintf(out->reason, sizeof out->reason,
-			 "the kernel's clocksource is '%s', not tsc (TSCSHIM_REQUIRE_TSC_CLOCKSOURCE=1)",
-			 in->clocksource);
-	} else if (in->rate_millihz == 0) {
+	if (in->rate_millihz == 0) {
 		snprintf(out->reason, sizeof out->reason, "the counter's rate is unknown");
 	} else if (!a) {
 		snprintf(out->reason, sizeof out->reason, "the estimator did not run");
 	} else if (a->verdict == ESTIMATE_INCONCLUSIVE) {
 		snprintf(out->reason, sizeof out->reason,
-			 "estimate inconclusive: %llu loops, at least %u ranges per CPU pair (need 10 each)",
-			 (unsigned long long)a->loops, a->min_ranges);
+			 "estimate inconclusive: %llu loops, at least %u ranges per CPU pair (need %u each)",
+			 (unsigned long long)a->loops, a->min_ranges,
+			 in->min_interleavings ? in->min_interleavings : 10);
 	} else if (a->verdict == ESTIMATE_NOT_MONOTONIC) {
 		snprintf(out->reason, sizeof out->reason,
 			 "counters not monotonic across CPUs: %llu steps back, largest %llu ticks",

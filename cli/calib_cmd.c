@@ -1,6 +1,7 @@
 /* tscshim calib: the estimator, a long calibration and the verdict, as a report. */
 #include "cli.h"
 
+#include "cache.h"
 #include "calibrate.h"
 #include "convert.h"
 #include "counter.h"
@@ -10,22 +11,75 @@
 #include "system.h"
 #include "verdict.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #define COMMAND_CALIBRATE_US 1000000 /* the long mode: 1 s */
+#define SAVE_BUDGET_US 1000000       /* --save: a busy boot gets a second to conclude */
+
+/* The machine-wide record for every online CPU at TSCSHIM_SYSTEM_RECORD. Returns 0, or
+ * -1 after one line on stderr. */
+static int save_record(const char *path, const struct calib_report *r)
+{
+	const struct estimate_analysis *a = &r->estimate.analysis;
+	if (a->verdict == ESTIMATE_INCONCLUSIVE || !r->calibrated) {
+		fprintf(stderr, "tscshim calib: machine-wide record not saved: %s\n",
+			r->calibrated ? "the estimate is inconclusive (a busy machine? try again)"
+				      : "the rate could not be calibrated");
+		return -1;
+	}
+	struct cache_file file = {.count = 1};
+	struct cache_record *rec = &file.record[0];
+	read_boot_id(rec->boot_id, sizeof rec->boot_id);
+	rec->cpu_signature = r->identity.signature;
+	for (uint32_t i = 0; i < r->estimate.cpu_count; i++)
+		cpu_mask_add(&rec->cpus, (unsigned)r->estimate.cpu_ids[i]);
+	rec->estimate_verdict = a->verdict;
+	rec->max_shift_ticks = a->max_shift_ticks;
+	rec->rate_millihz = r->rate.rate_millihz;
+
+	/* The directory, if missing: root's, readable by everyone, like /run itself. */
+	char dir[OPTION_TEXT_MAX];
+	snprintf(dir, sizeof dir, "%s", path);
+	char *slash = strrchr(dir, '/');
+	if (slash && slash != dir) {
+		*slash = '\0';
+		if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+			fprintf(stderr, "tscshim calib: machine-wide record not saved: %s: %s\n", dir,
+				strerror(errno));
+			return -1;
+		}
+	}
+	char buf[CACHE_MAX_SIZE + 1], err[SAFEFILE_PATH_MAX + 160];
+	if (cache_write(path, &file, true, buf, sizeof buf, err, sizeof err) != 0) {
+		fprintf(stderr, "tscshim calib: machine-wide record %s\n", err);
+		return -1;
+	}
+	fprintf(stderr, "tscshim calib: machine-wide record saved to %s%s\n", path,
+		geteuid() == 0 ? "" : " (not as root: other users will not trust it)");
+	return 0;
+}
 
 static void calib_usage(FILE *out)
 {
 	fprintf(out,
 		"usage: tscshim calib [--json] [--probes N] [--budget-us N] [--max-skew-ns N]\n"
-		"                     [--calibrate-us N] [--require-tsc-clocksource]\n"
+		"                     [--calibrate-us N] [--require-tsc-clocksource] [--save]\n"
 		"\n"
 		"Runs the reliability estimator over every CPU this process may run on and\n"
 		"calibrates the counter's rate against CLOCK_MONOTONIC (1 s unless\n"
 		"--calibrate-us or TSCSHIM_CALIBRATE_US says otherwise). Options override the\n"
-		"TSCSHIM_* variables. Exit status: 0 reliable, 1 not reliable, 2 error.\n");
+		"TSCSHIM_* variables. Exit status: 0 reliable, 1 not reliable, 2 error.\n"
+		"\n"
+		"--save estimates every online CPU (with a 1 s budget unless --budget-us says\n"
+		"otherwise) and writes the machine-wide record to TSCSHIM_SYSTEM_RECORD\n"
+		"(/run/tscshim/calibration) for every process to trust; run it as root once\n"
+		"per boot. Exit status with --save: 0 saved (whatever the verdict), 1 not saved\n"
+		"(an inconclusive estimate), 2 error.\n");
 }
 
 int command_calib(int argc, char **argv)
@@ -36,7 +90,7 @@ int command_calib(int argc, char **argv)
 	if (!values.from_environment[OPT_CALIBRATE_US])
 		values.num[OPT_CALIBRATE_US] = COMMAND_CALIBRATE_US;
 
-	bool json = false;
+	bool json = false, save = false, budget_given = false;
 	for (int i = 1; i < argc; i++) {
 		static const struct {
 			const char *name;
@@ -48,6 +102,8 @@ int command_calib(int argc, char **argv)
 			{"--calibrate-us", OPT_CALIBRATE_US},
 		};
 		int matched = 0;
+		if (strncmp(argv[i], "--budget-us", 11) == 0)
+			budget_given = true;
 		for (size_t k = 0; k < sizeof valued / sizeof valued[0] && !matched; k++) {
 			matched = cli_option_value("calib", argc, argv, &i, valued[k].name,
 						   valued[k].id, &values);
@@ -58,6 +114,8 @@ int command_calib(int argc, char **argv)
 			continue;
 		if (strcmp(argv[i], "--json") == 0) {
 			json = true;
+		} else if (strcmp(argv[i], "--save") == 0) {
+			save = true;
 		} else if (strcmp(argv[i], "--require-tsc-clocksource") == 0) {
 			values.num[OPT_REQUIRE_TSC_CLOCKSOURCE] = 1;
 		} else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
@@ -68,6 +126,21 @@ int command_calib(int argc, char **argv)
 				argv[i]);
 			return EXIT_USAGE;
 		}
+	}
+
+	struct cpu_mask online;
+	if (save) {
+		if (values.text[OPT_SYSTEM_RECORD][0] != '/') {
+			fprintf(stderr, "tscshim calib: --save needs TSCSHIM_SYSTEM_RECORD to be a path, not '%s'\n",
+				values.text[OPT_SYSTEM_RECORD]);
+			return EXIT_USAGE;
+		}
+		if (cpu_mask_online(&online) < 1) {
+			fprintf(stderr, "tscshim calib: cannot read the online CPUs\n");
+			return EXIT_USAGE;
+		}
+		if (!values.from_environment[OPT_ESTIMATE_BUDGET_US] && !budget_given)
+			values.num[OPT_ESTIMATE_BUDGET_US] = SAVE_BUDGET_US;
 	}
 
 	/* The command is not preloaded: the vDSO is the kernel's clock, and much cheaper
@@ -87,7 +160,9 @@ int command_calib(int argc, char **argv)
 		struct estimate_config config = {
 			.probes_per_cpu = (uint32_t)values.num[OPT_PROBES],
 			.budget_ns = values.num[OPT_ESTIMATE_BUDGET_US] * 1000,
-			.limits = ESTIMATE_DEFAULT_LIMITS,
+			.limits = {.min_ranges = (uint32_t)values.num[OPT_ESTIMATE_MIN_LOOPS],
+				   .min_loops = (uint32_t)values.num[OPT_ESTIMATE_MIN_LOOPS]},
+			.cpus = save ? &online : NULL,
 		};
 		if (estimate_run(&config, &report.estimate, err, sizeof err) != 0) {
 			fprintf(stderr, "tscshim calib: %s\n", err);
@@ -111,6 +186,7 @@ int command_calib(int argc, char **argv)
 		.max_skew_ns = values.num[OPT_MAX_SKEW_NS],
 		.require_tsc_clocksource = values.num[OPT_REQUIRE_TSC_CLOCKSOURCE] != 0,
 		.clocksource = report.clocksource,
+		.min_interleavings = (uint32_t)values.num[OPT_ESTIMATE_MIN_LOOPS],
 	};
 	verdict_decide(&in, &report.verdict);
 
@@ -118,6 +194,10 @@ int command_calib(int argc, char **argv)
 		report_print_json(stdout, &report);
 	else
 		report_print_text(stdout, &report);
+	int status = report.verdict.reliable ? EXIT_RELIABLE : EXIT_NOT_RELIABLE;
+	if (save)
+		status = report.estimated && save_record(values.text[OPT_SYSTEM_RECORD], &report) == 0
+				 ? 0 : EXIT_NOT_RELIABLE;
 	estimate_report_free(&report.estimate);
-	return report.verdict.reliable ? EXIT_RELIABLE : EXIT_NOT_RELIABLE;
+	return status;
 }

@@ -3,6 +3,7 @@
 #define SHIM_SHIM_H
 
 #include "options.h"
+#include "system.h"
 #include "tscshim.h"
 
 #include <stdbool.h>
@@ -46,9 +47,15 @@ struct gate_result {
 	uint32_t served;
 	bool fenced;
 	char reason[TSCSHIM_REASON_SIZE];
+	/* Added for the machine-wide record and the CPU-coverage check: */
+	const char *source;       /* where the verdict came from: "from the machine-wide record", "from the cache", "measured now", or "" */
+	struct cpu_mask covered;  /* the CPUs the verdict covers; empty when none */
 };
 extern struct gate_result gate;
 void gate_run(void);
+/* True when the calling thread's allowed CPUs all lie in gate.covered: one
+ * sched_getaffinity system call (about 0.3 us), meant for each re-synchronization. */
+bool gate_cpu_set_covered(void);
 
 /* stats.c: counts per served clock (enum served_clock), and one slot for every other. */
 enum { STAT_OTHER = SERVED_CLOCK_COUNT, STAT_CLOCKS };

@@ -18,18 +18,24 @@
 		}                                                               \
 	} while (0)
 
-static bool same_record(const struct cache_record *a, const struct cache_record *b)
+static bool same_file(const struct cache_file *a, const struct cache_file *b)
 {
-	return strcmp(a->boot_id, b->boot_id) == 0 && a->cpu_signature == b->cpu_signature &&
-	       strcmp(a->cpu_model, b->cpu_model) == 0 && a->cpu_count == b->cpu_count &&
-	       a->cpu_set_hash == b->cpu_set_hash && a->estimate_verdict == b->estimate_verdict &&
-	       a->max_shift_ticks == b->max_shift_ticks && a->rate_millihz == b->rate_millihz &&
-	       a->precision_ppm == b->precision_ppm && a->created_ns == b->created_ns;
+	if (a->count != b->count)
+		return false;
+	for (uint32_t i = 0; i < a->count; i++) {
+		const struct cache_record *x = &a->record[i], *y = &b->record[i];
+		if (strcmp(x->boot_id, y->boot_id) != 0 || x->cpu_signature != y->cpu_signature ||
+		    !cpu_mask_equal(&x->cpus, &y->cpus) || x->estimate_verdict != y->estimate_verdict ||
+		    x->max_shift_ticks != y->max_shift_ticks || x->rate_millihz != y->rate_millihz ||
+		    x->retry_at_ns != y->retry_at_ns || x->retry_interval_ms != y->retry_interval_ms)
+			return false;
+	}
+	return true;
 }
 
 static void check(const char *data, size_t len)
 {
-	struct cache_record rec, untouched;
+	struct cache_file rec, untouched;
 	memset(&rec, 0xa5, sizeof rec);
 	untouched = rec;
 	char why[256] = "";
@@ -40,13 +46,15 @@ static void check(const char *data, size_t len)
 		REQUIRE(why[0] != '\0' && memchr(why, '\0', sizeof why));
 		return;
 	}
-	REQUIRE(cache_record_check(&rec, why, sizeof why) == 0);
+	REQUIRE(rec.count >= 1 && rec.count <= CACHE_RECORDS_MAX);
+	for (uint32_t i = 0; i < rec.count; i++)
+		REQUIRE(cache_record_check(&rec.record[i], why, sizeof why) == 0);
 	static char text[CACHE_MAX_SIZE + 1], again[CACHE_MAX_SIZE + 1];
 	int n = cache_format(&rec, text, sizeof text, why, sizeof why);
 	REQUIRE(n > 0 && (size_t)n == strlen(text));
-	struct cache_record back;
+	struct cache_file back;
 	REQUIRE(cache_parse(text, (size_t)n, &back, why, sizeof why) == CACHE_OK);
-	REQUIRE(same_record(&rec, &back));
+	REQUIRE(same_file(&rec, &back));
 	int m = cache_format(&back, again, sizeof again, why, sizeof why);
 	REQUIRE(m == n && memcmp(text, again, (size_t)n) == 0);
 }

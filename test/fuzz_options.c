@@ -72,9 +72,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		REQUIRE(after.num[id] < (1u << SERVED_CLOCK_COUNT));
 		REQUIRE((after.num[id] == 0) == (strcmp(text, "none") == 0));
 		break;
-	case OPTION_STRING:
+	case OPTION_PATH:
 		REQUIRE(strlen(text) < OPTION_TEXT_MAX);
-		REQUIRE(strcmp(after.text[id], text) == 0);
+		REQUIRE(after.text[id] == text);
+		REQUIRE(text[0] == '\0' || text[0] == '/' ||
+			(spec->keyword && strcmp(text, spec->keyword) == 0));
 		break;
 	}
 	/* Nothing but the parsed option changed. */

@@ -90,16 +90,68 @@ static void clock_lists(void)
 	CHECK(parse(OPT_CLOCKS, "monotonic,,realtime") == -1);
 }
 
-static void strings_have_a_length_limit(void)
+static void paths_are_absolute_and_bounded(void)
 {
 	char long_text[OPTION_TEXT_MAX + 10];
 	memset(long_text, 'a', sizeof long_text - 1);
+	long_text[0] = '/';
 	long_text[sizeof long_text - 1] = '\0';
 	options_set_defaults(&values);
+	CHECK(strcmp(values.text[OPT_CACHE], "") == 0);
+	CHECK(strcmp(values.text[OPT_SYSTEM_RECORD], "/run/tscshim/calibration") == 0);
+	CHECK(strcmp(values.text[OPT_PROBES], "") == 0);
 	CHECK(parse(OPT_CACHE, long_text) == -1);
 	CHECK(strstr(err, "longer than") != NULL);
 	CHECK(strlen(err) < 200); /* the echo of the value is cut short */
 	CHECK(parse(OPT_CACHE, "/tmp/x") == 0 && strcmp(values.text[OPT_CACHE], "/tmp/x") == 0);
+	/* Relative paths would make every preloaded process write where it happens to run. */
+	CHECK(parse(OPT_CACHE, "cache") == -1);
+	CHECK(strstr(err, "TSCSHIM_CACHE") && strstr(err, "expected an absolute path, 'off' or nothing"));
+	CHECK(parse(OPT_STATS, "./stats") == -1);
+	CHECK(strstr(err, "TSCSHIM_STATS") && strstr(err, "'stderr'"));
+	CHECK(parse(OPT_STATS, "off") == -1);
+	CHECK(parse(OPT_CACHE, "stderr") == -1);
+	CHECK(strcmp(values.text[OPT_CACHE], "/tmp/x") == 0); /* unchanged by the failures */
+	CHECK(parse(OPT_CACHE, "off") == 0 && strcmp(values.text[OPT_CACHE], "off") == 0);
+	CHECK(parse(OPT_STATS, "stderr") == 0);
+	CHECK(parse(OPT_STATS, "") == 0);
+	CHECK(parse(OPT_SYSTEM_RECORD, "off") == 0);
+	CHECK(parse(OPT_SYSTEM_RECORD, "run/x") == -1);
+}
+
+static const char *pair_cache, *pair_stats;
+static const char *pair_lookup(const char *name)
+{
+	return strcmp(name, "TSCSHIM_CACHE") == 0 ? pair_cache
+	       : strcmp(name, "TSCSHIM_STATS") == 0 ? pair_stats : NULL;
+}
+
+static void two_paths_may_not_name_one_file(void)
+{
+	static const char *const same[][2] = {
+		{"/tmp/x", "/tmp/x"}, {"/tmp//x", "/tmp/x"}, {"/tmp/./x", "//tmp/x"},
+		{"/run/tscshim/calibration", "/run/tscshim/./calibration"},
+	};
+	for (size_t i = 0; i < sizeof same / sizeof same[0]; i++) {
+		pair_cache = same[i][0];
+		pair_stats = same[i][1];
+		CHECK(options_load(&values, pair_lookup, err, sizeof err) == -1);
+		CHECK(strstr(err, "name the same file") != NULL);
+	}
+	/* The default machine-wide record path counts too. */
+	pair_cache = NULL;
+	pair_stats = "/run/tscshim/calibration";
+	CHECK(options_load(&values, pair_lookup, err, sizeof err) == -1);
+	CHECK(strstr(err, "TSCSHIM_SYSTEM_RECORD and TSCSHIM_STATS") != NULL);
+	static const char *const differ[][2] = {
+		{"/tmp/x", "/tmp/y"}, {"/tmp/x", "/tmp/x2"}, {"/tmp/x", "/tmp/x/y"}, {"off", "stderr"},
+		{"", ""}, {"/tmp/.x", "/tmp/x"},
+	};
+	for (size_t i = 0; i < sizeof differ / sizeof differ[0]; i++) {
+		pair_cache = differ[i][0];
+		pair_stats = differ[i][1];
+		CHECK(options_load(&values, pair_lookup, err, sizeof err) == 0);
+	}
 }
 
 static const char *fake_env_value;
@@ -150,7 +202,8 @@ int main(void)
 	RUN(control_characters_are_not_echoed);
 	RUN(booleans_are_zero_or_one);
 	RUN(clock_lists);
-	RUN(strings_have_a_length_limit);
+	RUN(paths_are_absolute_and_bounded);
+	RUN(two_paths_may_not_name_one_file);
 	RUN(load_reads_environment_and_stops_at_invalid);
 	RUN(names_are_unique_and_found);
 	return unit_finish();

@@ -1,0 +1,133 @@
+/* The estimator in a child process (see estimate_child.h). */
+#define _GNU_SOURCE
+#include "estimate_child.h"
+
+#include "calibrate.h"
+#include "refclock.h"
+#include "safefile.h"
+#include "text.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static void copy_problem(struct measurement *m, const char *what)
+{
+	size_t n = strlen(what);
+	if (n >= sizeof m->problem)
+		n = sizeof m->problem - 1;
+	memcpy(m->problem, what, n);
+	m->problem[n] = '\0';
+}
+
+static __attribute__((noreturn, noinline)) void child(int fd, const struct estimate_config *config,
+					    uint64_t calibrate_ns)
+{
+	/* Its pid first, so that the caller can kill it at the deadline. */
+	pid_t self = getpid();
+	if (write(fd, &self, sizeof self) != (ssize_t)sizeof self)
+		_exit(1);
+	struct measurement m;
+	memset(&m, 0, sizeof m);
+	uint64_t start = refclock_now_ns(CLOCK_MONOTONIC);
+	char err[160] = "";
+	struct estimate_report report;
+	if (estimate_run(config, &report, err, sizeof err) != 0) {
+		m.analysis.verdict = ESTIMATE_INCONCLUSIVE;
+		copy_problem(&m, err);
+	} else {
+		m.analysis = report.analysis;
+		m.cpu_count = report.cpu_count;
+		struct rate_estimate rate;
+		if (calibrate_rate(calibrate_ns, &rate, err, sizeof err) == 0)
+			m.rate_millihz = rate.rate_millihz;
+		else
+			copy_problem(&m, err);
+	}
+	m.elapsed_ns = refclock_now_ns(CLOCK_MONOTONIC) - start;
+	ssize_t ignored = write(fd, &m, sizeof m); /* atomic: sizeof m < PIPE_BUF */
+	(void)ignored;
+	_exit(0);
+}
+
+int measure_in_child(const struct estimate_config *config, uint64_t calibrate_ns,
+		     uint64_t wait_ns, struct measurement *out, char *err, size_t err_size)
+{
+	_Static_assert(sizeof(struct measurement) <= 4096, "one atomic pipe write (PIPE_BUF)");
+	int fds[2];
+	if (pipe2(fds, O_CLOEXEC) != 0) {
+		safefile_message(err, err_size, "estimator: no pipe: ", strerror(errno), NULL);
+		return -1;
+	}
+	uint64_t deadline = refclock_now_ns(CLOCK_MONOTONIC) + wait_ns;
+	/* Two forks: the intermediate process exits at once and is reaped here; the
+	 * estimator, orphaned, belongs to init. A killed estimator can take long to die (its
+	 * thread pinned to a CPU that a real-time task holds must run there to exit), and
+	 * nobody waits for it: the caller's wait is bounded by the deadline alone, and the
+	 * host never sees a child of ours, nor its SIGCHLD. */
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(fds[0]);
+		pid_t estimator = fork();
+		if (estimator == 0)
+			child(fds[1], config, calibrate_ns);
+		_exit(estimator < 0 ? 1 : 0);
+	}
+	close(fds[1]);
+	if (pid < 0) {
+		close(fds[0]);
+		safefile_message(err, err_size, "estimator: cannot start a child process: ",
+				 strerror(errno), NULL);
+		return -1;
+	}
+	int status;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+
+	pid_t estimator = 0;
+	size_t got = 0, want = sizeof estimator + sizeof *out;
+	char answer[sizeof estimator + sizeof *out];
+	int rc = -1;
+	for (;;) {
+		uint64_t now = refclock_now_ns(CLOCK_MONOTONIC);
+		if (now >= deadline) {
+			safefile_message(err, err_size, "estimator: no answer within the budget; child killed", NULL);
+			break;
+		}
+		struct timespec left = {.tv_sec = (time_t)((deadline - now) / 1000000000u),
+					.tv_nsec = (long)((deadline - now) % 1000000000u)};
+		struct pollfd p = {.fd = fds[0], .events = POLLIN};
+		int n = ppoll(&p, 1, &left, NULL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			continue; /* the deadline check above ends it */
+		ssize_t r = read(fds[0], answer + got, want - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			/* The child died without answering: a filter killed it, or it crashed. */
+			safefile_message(err, err_size, "estimator: the child process ended without an answer",
+					 NULL);
+			break;
+		}
+		got += (size_t)r;
+		if (got >= sizeof estimator && estimator == 0)
+			memcpy(&estimator, answer, sizeof estimator);
+		if (got == want) {
+			memcpy(out, answer + sizeof estimator, sizeof *out);
+			out->problem[sizeof out->problem - 1] = '\0';
+			rc = 0;
+			break;
+		}
+	}
+	close(fds[0]);
+	/* Late, it would only write into a closed pipe (SIGPIPE); killed, it stops sooner. */
+	if (rc != 0 && estimator > 0)
+		kill(estimator, SIGKILL);
+	return rc;
+}

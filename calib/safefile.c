@@ -1,0 +1,292 @@
+/* Hardened small-file I/O (see safefile.h). Every loop is bounded; every check looks at
+ * the opened file itself, so nothing can be swapped in between the check and the read. */
+#define _GNU_SOURCE
+#include "safefile.h"
+
+#include "counter.h"
+#include "text.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Retries after a signal are bounded too: a file that keeps failing is not worth it. */
+enum { EINTR_RETRIES = 64, TEMP_ATTEMPTS = 16 };
+
+static void printable(char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			*s = '?';
+}
+
+void safefile_message(char *buf, size_t size, const char *first, ...)
+{
+	if (!buf || size == 0)
+		return;
+	struct text t = text_start(buf, size);
+	va_list ap;
+	va_start(ap, first);
+	for (const char *part = first; part; part = va_arg(ap, const char *))
+		text_add(&t, part);
+	va_end(ap);
+	printable(buf);
+}
+
+static const char *number(char buf[24], uint64_t v)
+{
+	struct text t = text_start(buf, 24);
+	text_add_u64(&t, v);
+	return buf;
+}
+
+static const char *octal_mode(char buf[8], unsigned mode)
+{
+	for (int i = 3; i >= 0; i--, mode >>= 3)
+		buf[i] = (char)('0' + (mode & 7));
+	buf[4] = '\0';
+	return buf;
+}
+
+/* The directory part of path, opened without following a final symlink. */
+static int open_directory(const char *path, char *err, size_t err_size)
+{
+	const char *slash = strrchr(path, '/');
+	char dir[SAFEFILE_PATH_MAX];
+	size_t len = slash ? (size_t)(slash - path) : 0;
+	if (!slash) {
+		dir[0] = '.';
+		len = 1;
+	} else if (len == 0) {
+		dir[0] = '/';
+		len = 1;
+	} else if (len >= sizeof dir) {
+		safefile_message(err, err_size, path, ": path too long", NULL);
+		errno = ENAMETOOLONG;
+		return -1;
+	} else {
+		memcpy(dir, path, len);
+	}
+	dir[len] = '\0';
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+		struct stat st;
+		/* O_DIRECTORY|O_NOFOLLOW on a symlink fails with ENOTDIR, not ELOOP. */
+		if (e == ENOTDIR && lstat(dir, &st) == 0 && S_ISLNK(st.st_mode))
+			e = ELOOP;
+		safefile_message(err, err_size, path, ": ", e == ELOOP ? "not trusted: its directory is a symbolic link"
+				 : strerror(e), NULL);
+		errno = e;
+	}
+	return fd;
+}
+
+static int check_owner_mode(const char *path, const char *what, const struct stat *st,
+			    uid_t owner, char *err, size_t err_size)
+{
+	char n1[24], n2[24], m[8];
+	if (st->st_uid != owner) {
+		safefile_message(err, err_size, path, ": not trusted: ", what, " owned by uid ",
+				 number(n1, st->st_uid), ", not ", number(n2, owner), NULL);
+		return -1;
+	}
+	if (st->st_mode & (S_IWGRP | S_IWOTH)) {
+		safefile_message(err, err_size, path, ": not trusted: ", what,
+				 " writable by group or others (mode ",
+				 octal_mode(m, (unsigned)(st->st_mode & 07777)), ")", NULL);
+		return -1;
+	}
+	return 0;
+}
+
+int safefile_read(const char *path, const struct safefile_trust *trust, char *buf, size_t size,
+		  size_t *len, char *err, size_t err_size)
+{
+	if (err && err_size)
+		err[0] = '\0';
+	int dirfd = AT_FDCWD;
+	const char *name = path;
+	if (trust->check_directory) {
+		dirfd = open_directory(path, err, err_size);
+		if (dirfd < 0)
+			return errno == ENOENT || errno == ENOTDIR ? SAFEFILE_MISSING
+			       : errno == ELOOP			   ? SAFEFILE_UNTRUSTED
+								   : SAFEFILE_IO_ERROR;
+		struct stat dst;
+		if (fstat(dirfd, &dst) != 0 ||
+		    check_owner_mode(path, "its directory", &dst, trust->owner, err, err_size) != 0) {
+			close(dirfd);
+			return SAFEFILE_UNTRUSTED;
+		}
+		const char *slash = strrchr(path, '/');
+		name = slash ? slash + 1 : path;
+	}
+	/* O_NOFOLLOW: a symlink fails with ELOOP instead of being opened; O_NONBLOCK: a FIFO
+	 * planted at the path cannot hang the open. */
+	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	int e = errno;
+	if (dirfd != AT_FDCWD)
+		close(dirfd);
+	if (fd < 0) {
+		if (e == ENOENT || e == ENOTDIR) {
+			safefile_message(err, err_size, path, ": does not exist yet", NULL);
+			return SAFEFILE_MISSING;
+		}
+		if (e == ELOOP) {
+			safefile_message(err, err_size, path, ": not trusted: a symbolic link", NULL);
+			return SAFEFILE_UNTRUSTED;
+		}
+		safefile_message(err, err_size, path, ": cannot open: ", strerror(e), NULL);
+		return SAFEFILE_IO_ERROR;
+	}
+
+	struct stat st;
+	int status = SAFEFILE_OK;
+	char n[24];
+	if (fstat(fd, &st) != 0) {
+		safefile_message(err, err_size, path, ": cannot stat: ", strerror(errno), NULL);
+		status = SAFEFILE_IO_ERROR;
+	} else if (!S_ISREG(st.st_mode)) {
+		safefile_message(err, err_size, path, ": not trusted: ",
+				 S_ISDIR(st.st_mode) ? "a directory" : "not a regular file", NULL);
+		status = SAFEFILE_UNTRUSTED;
+	} else if (check_owner_mode(path, "the file", &st, trust->owner, err, err_size) != 0) {
+		status = SAFEFILE_UNTRUSTED;
+	} else if ((uint64_t)st.st_size > trust->max_size || size <= trust->max_size) {
+		safefile_message(err, err_size, path, ": not trusted: larger than ",
+				 number(n, trust->max_size), " bytes", NULL);
+		status = SAFEFILE_UNTRUSTED;
+	}
+	if (status != SAFEFILE_OK) {
+		close(fd);
+		return status;
+	}
+
+	/* One byte more than allowed, to notice a file that grew after fstat. */
+	size_t total = 0, want = trust->max_size + 1;
+	int retries = 0;
+	while (total < want) {
+		ssize_t got = read(fd, buf + total, want - total);
+		if (got < 0 && errno == EINTR && retries++ < EINTR_RETRIES)
+			continue;
+		if (got < 0) {
+			safefile_message(err, err_size, path, ": cannot read: ", strerror(errno), NULL);
+			close(fd);
+			return SAFEFILE_IO_ERROR;
+		}
+		if (got == 0)
+			break;
+		total += (size_t)got;
+	}
+	close(fd);
+	if (total > trust->max_size) {
+		safefile_message(err, err_size, path, ": not trusted: larger than ",
+				 number(n, trust->max_size), " bytes", NULL);
+		return SAFEFILE_UNTRUSTED;
+	}
+	*len = total;
+	return SAFEFILE_OK;
+}
+
+static int write_all(int fd, const char *p, size_t len)
+{
+	int retries = 0;
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0 && errno == EINTR && retries++ < EINTR_RETRIES)
+			continue;
+		if (n < 0)
+			return -1;
+		if (n == 0) {
+			errno = EIO;
+			return -1;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int safefile_write(const char *path, const char *data, size_t len, int world_readable,
+		   char *err, size_t err_size)
+{
+	if (err && err_size)
+		err[0] = '\0';
+	/* For a clear message and to leave such things alone. rename() itself never follows
+	 * a symlink and never replaces a directory with a file, so one appearing after this
+	 * check is not written through either. */
+	struct stat st;
+	if (lstat(path, &st) == 0) {
+		if (!S_ISREG(st.st_mode)) {
+			safefile_message(err, err_size, path, ": not written: ",
+					 S_ISLNK(st.st_mode)   ? "a symbolic link is"
+					 : S_ISDIR(st.st_mode) ? "a directory is"
+							       : "something other than a regular file is",
+					 " in the way", NULL);
+			return -1;
+		}
+	} else if (errno != ENOENT) {
+		safefile_message(err, err_size, path, ": not written: ", strerror(errno), NULL);
+		return -1;
+	}
+
+	/* Names are unpredictable enough that nobody can pre-create them all; O_EXCL makes a
+	 * collision a retry, never a clobber. */
+	char tmp[SAFEFILE_PATH_MAX + 24];
+	int fd = -1;
+	for (int attempt = 0; attempt < TEMP_ATTEMPTS; attempt++) {
+		uint64_t salt = (counter_read_unfenced() * 0x100000001b3ull) ^
+				((uint64_t)getpid() << 40) ^ (uint64_t)attempt;
+		struct text t = text_start(tmp, sizeof tmp);
+		text_add(&t, path);
+		text_add(&t, ".tmp-");
+		char hex[17];
+		for (int i = 15; i >= 0; i--, salt >>= 4)
+			hex[i] = "0123456789abcdef"[salt & 15];
+		hex[16] = '\0';
+		text_add(&t, hex);
+		if (t.truncated) {
+			safefile_message(err, err_size, path, ": not written: path too long", NULL);
+			return -1;
+		}
+		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd >= 0 || errno != EEXIST)
+			break;
+	}
+	if (fd < 0) {
+		safefile_message(err, err_size, path, ": not written: cannot create a temporary file: ",
+				 strerror(errno), NULL);
+		return -1;
+	}
+
+	const char *step = NULL;
+	int e = 0;
+	/* The umask could have taken the owner's read bit; the reader needs it. */
+	if (fchmod(fd, world_readable ? 0644 : 0600) != 0)
+		step = "chmod";
+	else if (write_all(fd, data, len) != 0)
+		step = "write";
+	if (step)
+		e = errno;
+	if (close(fd) != 0 && !step) {
+		step = "close";
+		e = errno;
+	}
+	if (!step && rename(tmp, path) != 0) {
+		step = "rename";
+		e = errno;
+	}
+	if (step) {
+		unlink(tmp);
+		safefile_message(err, err_size, path, ": not written: ", step, ": ", strerror(e), NULL);
+		return -1;
+	}
+	return 0;
+}

@@ -40,6 +40,7 @@ struct option_spec {
 	const char *default_text;
 	uint64_t min, max; /* OPTION_UINT only */
 	const char *doc;
+	const char *(*check)(const char *text); /* OPTION_STRING: NULL if valid, else why not */
 };
 
 extern const struct option_spec option_table[OPTION_COUNT];
@@ -76,5 +77,8 @@ int option_find(const char *name);
 
 /* The table as a Markdown table, the README's source of truth. */
 void options_write_markdown(FILE *out);
+
+/* The table as man(7) paragraphs (.TP), the man pages' ENVIRONMENT section. */
+void options_write_man(FILE *out);
 
 #endif

@@ -52,5 +52,7 @@ enum stat_clock { STAT_MONOTONIC, STAT_MONOTONIC_RAW, STAT_BOOTTIME, STAT_REALTI
 extern bool stats_enabled;
 void stats_count(enum stat_clock clock, bool served);
 void stats_setup(const char *destination);
+/* Writes of the stats that failed, counting a destination found unusable at load as one. */
+uint64_t stats_write_failures(void);
 
 #endif

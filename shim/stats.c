@@ -80,9 +80,10 @@ static const char *write_line(const char *text, size_t len)
 {
 	static char path[PATH_MAX];
 	if (strcmp(destination, "stderr") == 0) {
+		/* Closed or replaced: the line would land in one of the program's own files. */
 		if (!stderr_unchanged()) {
 			errno = EBADF;
-			return "stderr was closed or replaced";
+			return "stderr";
 		}
 		return write(STDERR_FILENO, text, len) == (ssize_t)len ? NULL : "stderr";
 	}

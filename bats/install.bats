@@ -180,7 +180,10 @@ EOF
 	[ "$(wc -l <"$file")" -eq 1 ]
 	grep -q "^tscshim stats pid=$pid .*monotonic=[0-9]*/10 " "$file"
 	[ "$(stat -c %a "$file")" = 600 ]
-	# stderr as the destination loses it, as documented, and writes nothing elsewhere
+	# stderr as the destination: the line is there while stderr stays open ...
+	run --separate-stderr env TSCSHIM_STATS=stderr LD_PRELOAD="$SHIM" "$PROBE_STATS" failures
+	[ "$status" -eq 0 ] && [[ "$stderr" == "tscshim stats pid="*" active="* ]]
+	# ... and lost, as documented, for a program that closes it
 	run --separate-stderr env TSCSHIM_STATS=stderr LD_PRELOAD="$SHIM" "$PROBE_STATS" close-stderr
 	[ "$status" -eq 0 ] && [ -z "$stderr" ]
 }

@@ -3,8 +3,20 @@ CC      ?= cc
 CFLAGS  ?= -O2 -g
 WARN    := -Wall -Wextra -Werror
 BASE    := -std=gnu11 -fno-math-errno -fPIC -fvisibility=hidden -pthread -Icalib -Iinclude
-ALL_CFLAGS = $(BASE) $(WARN) $(CFLAGS)
+ALL_CFLAGS = $(BASE) $(WARN) $(CPPFLAGS) $(CFLAGS)
 LDLIBS  := -pthread
+
+# Where `make install` puts things (DESTDIR is prepended when copying, not compiled in).
+PREFIX     ?= /usr/local
+BINDIR     ?= $(PREFIX)/bin
+LIBDIR     ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR     ?= $(PREFIX)/share/man
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+VERSION    := $(shell sed -n 's/^\#define TSCSHIM_VERSION "\(.*\)"/\1/p' include/tscshim.h)
+SONAME     := libtscshim.so.1
+# The command finds the installed library relative to itself, so a staged or moved tree works.
+LIBDIR_FROM_BINDIR := $(shell realpath -m --relative-to=$(BINDIR) $(LIBDIR))
 
 B := build
 CALIB_SRC := $(wildcard calib/*.c)
@@ -36,12 +48,21 @@ $(B)/libtsccalib.a: $(CALIB_OBJ)
 	ar rcs $@ $^
 
 $(B)/tscshim: $(CLI_OBJ) $(B)/libtsccalib.a
-	$(CC) $(ALL_CFLAGS) $(CLI_OBJ) $(B)/libtsccalib.a -o $@ $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) $(CLI_OBJ) $(B)/libtsccalib.a -o $@ $(LDLIBS)
 
-# The shim exports only what shim/exports.map names; calib is linked in privately.
+# Rewritten only when the directories change, so that common.o is rebuilt only then.
+$(B)/install-dirs.h: FORCE
+	@mkdir -p $(B)
+	@echo '#define LIBDIR_FROM_BINDIR "$(LIBDIR_FROM_BINDIR)"' >$@.new
+	@if cmp -s $@.new $@; then rm -f $@.new; else mv $@.new $@; fi
+$(B)/cli/common.o: $(B)/install-dirs.h
+$(B)/cli/common.o: ALL_CFLAGS += -I$(B)
+
+# The shim exports only what shim/exports.map names; calib is linked in privately. It is
+# installed as $(SONAME); build/libtscshim.so is the same file.
 $(B)/libtscshim.so: $(SHIM_OBJ) $(B)/libtsccalib.a shim/exports.map
-	$(CC) $(ALL_CFLAGS) -shared -Wl,--version-script=shim/exports.map -Wl,-z,now \
-		$(SHIM_OBJ) $(B)/libtsccalib.a -o $@ $(LDLIBS) -ldl
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=shim/exports.map \
+		-Wl,-z,now $(SHIM_OBJ) $(B)/libtsccalib.a -o $@ $(LDLIBS) -ldl
 
 # The same shim with test hooks (shim/test_points.h): tests pause, signal or jump out of a
 # writer at a chosen point through it. Never installed; exports one more symbol.
@@ -74,10 +95,58 @@ $(B)/test/lib%.so: test/lib_%.c
 test: all $(TEST_BIN) $(PROBE_BIN) $(TESTLIB_BIN) $(B)/test/libtscshim-hooks.so
 	@bash test/run-all.sh $(TEST_BIN)
 
+# The C unit tests alone (pure: no measurement of this machine), as the package build runs them.
+unit: $(TEST_BIN)
+	@for t in $(TEST_BIN); do $$t >$$t.log || { cat $$t.log; echo "$$t failed"; exit 1; }; done
+	@echo "unit tests: $(words $(TEST_BIN)) programs passed"
+
 clean:
 	rm -rf $(B)
 
-.PHONY: all test clean
+.PHONY: all test unit clean FORCE
+
+# ---- Install (doc/INSTALL.md) ----
+
+# Below the prefix, the paths are written relative to it (pkg-config --define-prefix).
+PC_LIBDIR := $(patsubst $(PREFIX)/%,$${prefix}/%,$(LIBDIR))
+PC_INCLUDEDIR := $(patsubst $(PREFIX)/%,$${prefix}/%,$(INCLUDEDIR))
+$(B)/tscshim.pc: tscshim.pc.in include/tscshim.h FORCE
+	@sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(PC_LIBDIR)|' -e 's|@INCLUDEDIR@|$(PC_INCLUDEDIR)|' \
+		-e 's|@VERSION@|$(VERSION)|' tscshim.pc.in >$@.new
+	@if cmp -s $@.new $@; then rm -f $@.new; else mv $@.new $@; fi
+
+INSTALLED := $(BINDIR)/tscshim $(LIBDIR)/$(SONAME) $(LIBDIR)/libtscshim.so $(INCLUDEDIR)/tscshim.h \
+	$(PKGCONFIGDIR)/tscshim.pc $(MANDIR)/man1/tscshim.1 $(MANDIR)/man7/libtscshim.7
+
+install: all $(B)/tscshim.pc
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) \
+		$(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man7
+	install -m 0755 $(B)/tscshim $(DESTDIR)$(BINDIR)/tscshim
+	install -m 0644 $(B)/libtscshim.so $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libtscshim.so
+	install -m 0644 include/tscshim.h $(DESTDIR)$(INCLUDEDIR)/tscshim.h
+	install -m 0644 $(B)/tscshim.pc $(DESTDIR)$(PKGCONFIGDIR)/tscshim.pc
+	install -m 0644 man/tscshim.1 $(DESTDIR)$(MANDIR)/man1/tscshim.1
+	install -m 0644 man/libtscshim.7 $(DESTDIR)$(MANDIR)/man7/libtscshim.7
+
+# Files only: the directories may hold other software's files.
+uninstall:
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
+
+# Splices `tscshim options --man` into the man pages (a test checks they match).
+man: $(B)/tscshim
+	man/splice-options.sh $(B)/tscshim man/tscshim.1 man/libtscshim.7
+
+# The Debian packages, built from a copy of the tree (dpkg-buildpackage writes beside its
+# source directory) into DEB_OUT.
+DEB_OUT ?= $(B)/deb
+deb:
+	rm -rf $(DEB_OUT) && mkdir -p $(DEB_OUT)/tscshim-$(VERSION)
+	tar -c --exclude='./build*' --exclude=./.git --exclude='./$(DEB_OUT)' . | tar -x -C $(DEB_OUT)/tscshim-$(VERSION)
+	cd $(DEB_OUT)/tscshim-$(VERSION) && dpkg-buildpackage -us -uc -b
+	@ls $(DEB_OUT)/*.deb
+
+.PHONY: install uninstall man deb
 
 figures-calib: all
 	test/figures-calib.sh 20

@@ -1,4 +1,5 @@
 #include "options.h"
+#include "stats_path.h"
 
 #include <errno.h>
 #include <string.h>
@@ -9,7 +10,7 @@ const struct option_spec option_table[OPTION_COUNT] = {
 	[OPT_DISABLE] = {"TSCSHIM_DISABLE", OPTION_BOOL, "0", 0, 1, NULL,
 		"1: pass every call to the real clock and skip the estimator entirely."},
 	[OPT_VERBOSE] = {"TSCSHIM_VERBOSE", OPTION_UINT, "0", 0, 2, NULL,
-		"0: silent but for invalid settings; 1: one line on stderr at load with the decision and its figures; 2: also the cache's handling."},
+		"0: silent but for invalid settings and failed stats writes; 1: one line on stderr at load with the decision and its figures; 2: also the cache's handling."},
 	[OPT_MAX_SKEW_NS] = {"TSCSHIM_MAX_SKEW_NS", OPTION_UINT, "1000", 1, U64(1000000000), NULL,
 		"Largest maximum-shift bound between the CPUs' counters, in ns, for which the counter may serve time."},
 	[OPT_PROBES] = {"TSCSHIM_PROBES", OPTION_UINT, "1000", 10, U64(1000000), NULL,
@@ -35,7 +36,8 @@ const struct option_spec option_table[OPTION_COUNT] = {
 	[OPT_SYSTEM_RECORD] = {"TSCSHIM_SYSTEM_RECORD", OPTION_PATH, "/run/tscshim/calibration", 0, 0, "off",
 		"Absolute path of the machine-wide calibration that `tscshim calib --save` writes as root; trusted before the cache when root owns it and its directory; `off`: not read."},
 	[OPT_STATS] = {"TSCSHIM_STATS", OPTION_PATH, "", 0, 0, "stderr",
-		"Where to write per-process counters at exit: an absolute file path (appended) or `stderr`; empty: none."},
+		"Where each process writes its counters at exit: `stderr`, or an absolute file path, appended to, created mode 0600 by the writing process, in which `%p` stands for the process id and `%%` for `%`; empty: none.",
+		stats_path_check},
 };
 
 static void fail(char *err, size_t err_size, const struct option_spec *spec, const char *text,
@@ -104,6 +106,7 @@ int option_parse(struct option_values *values, enum option_id id, const char *te
 	const struct option_spec *spec = &option_table[id];
 	uint64_t number = 0;
 	char message[96];
+	const char *why;
 
 	switch (spec->type) {
 	case OPTION_BOOL:
@@ -148,6 +151,10 @@ int option_parse(struct option_values *values, enum option_id id, const char *te
 				fail(err, err_size, spec, text, message);
 				return -1;
 			}
+		}
+		if (spec->check && text[0] != '\0' && (why = spec->check(text)) != NULL) {
+			fail(err, err_size, spec, text, why);
+			return -1;
 		}
 		values->text[id] = text;
 		return 0;
@@ -227,11 +234,12 @@ int option_find(const char *name)
 	return -1;
 }
 
+static const char *const type_names[] = {
+	[OPTION_BOOL] = "0 or 1", [OPTION_UINT] = "integer",
+	[OPTION_PATH] = "absolute path", [OPTION_CLOCKS] = "clock list"};
+
 void options_write_markdown(FILE *out)
 {
-	static const char *const type_names[] = {
-		[OPTION_BOOL] = "0 or 1", [OPTION_UINT] = "integer",
-		[OPTION_PATH] = "absolute path", [OPTION_CLOCKS] = "clock list"};
 	fprintf(out, "| variable | type | default | range | effect |\n");
 	fprintf(out, "| --- | --- | --- | --- | --- |\n");
 	for (int id = 0; id < OPTION_COUNT; id++) {
@@ -244,5 +252,40 @@ void options_write_markdown(FILE *out)
 			snprintf(range, sizeof range, "or `%s`", s->keyword);
 		fprintf(out, "| `%s` | %s | `%s` | %s | %s |\n", s->name, type_names[s->type],
 			s->default_text[0] ? s->default_text : "(empty)", range, s->doc);
+	}
+}
+
+/* Text for roff: backslashes escaped, `code` spans in bold, no line starting a request. */
+static void write_roff_text(FILE *out, const char *text)
+{
+	bool bold = false;
+	fputs("\\&", out);
+	for (const char *p = text; *p; p++) {
+		if (*p == '`') {
+			fputs(bold ? "\\fR" : "\\fB", out);
+			bold = !bold;
+		} else if (*p == '\\') {
+			fputs("\\e", out);
+		} else {
+			fputc(*p, out);
+		}
+	}
+	if (bold)
+		fputs("\\fR", out);
+}
+
+void options_write_man(FILE *out)
+{
+	for (int id = 0; id < OPTION_COUNT; id++) {
+		const struct option_spec *s = &option_table[id];
+		fprintf(out, ".TP\n.B %s\n(%s", s->name, type_names[s->type]);
+		if (s->type == OPTION_UINT)
+			fprintf(out, ", %llu..%llu", (unsigned long long)s->min, (unsigned long long)s->max);
+		if (s->default_text[0])
+			fprintf(out, ", default \\fB%s\\fR)\n", s->default_text);
+		else
+			fprintf(out, ", default empty)\n");
+		write_roff_text(out, s->doc);
+		fputc('\n', out);
 	}
 }

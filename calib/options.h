@@ -46,6 +46,7 @@ struct option_spec {
 	uint64_t min, max; /* OPTION_UINT only */
 	const char *keyword; /* OPTION_PATH: a word accepted instead of a path, or NULL */
 	const char *doc;
+	const char *(*check)(const char *text); /* OPTION_PATH: NULL if a path is valid, else why not */
 };
 
 extern const struct option_spec option_table[OPTION_COUNT];
@@ -81,5 +82,8 @@ int option_find(const char *name);
 
 /* The table as a Markdown table, the README's source of truth. */
 void options_write_markdown(FILE *out);
+
+/* The table as man(7) paragraphs (.TP), the man pages' ENVIRONMENT section. */
+void options_write_man(FILE *out);
 
 #endif

@@ -80,6 +80,8 @@ int bench_parse_status(const char *line, struct bench_shim_status *out);
 
 /* Starts `tscshim __bench-worker ARGS...` with the shim preloaded and TSCSHIM_FENCE set to
  * fence (0 or 1; -1 leaves it), its stdout on *out. Returns 0, or -1 after one line. */
+/* The library the workers preload (cli_find_library); -1 after one line on stderr. */
+int bench_find_library(const char *explicit_path);
 int bench_spawn_worker(char *const *args, int fence, FILE **out, int *pid);
 /* Waits for the worker; 0 if it exited with status 0, else -1 after one line. */
 int bench_wait_worker(int pid);

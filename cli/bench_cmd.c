@@ -237,20 +237,22 @@ static void bench_usage(FILE *out)
 {
 	fprintf(out,
 		"usage: tscshim bench [--calls N] [--threads N] [--json | --csv] [--plot FILE.png|.svg]\n"
-		"       tscshim bench --drift SECONDS [--json] [--plot FILE.png|.svg]\n"
+		"                     [--library PATH]\n"
+		"       tscshim bench --drift SECONDS [--json] [--plot FILE.png|.svg] [--library PATH]\n"
 		"\n"
 		"Per-call cost of CLOCK_MONOTONIC, MONOTONIC_RAW, BOOTTIME, REALTIME and gettimeofday\n"
 		"for libc's function, the system call, the shim fenced and unfenced (in children with\n"
 		"the shim preloaded) and the floor (counter read + multiply-shift): mean and p50, p90,\n"
 		"p99, p99.9, max of batches of 64 calls, in ns per call. --drift samples shim against\n"
-		"kernel every 10 ms for SECONDS and reports the error and the rate error.\n");
+		"kernel every 10 ms for SECONDS and reports the error and the rate error.\n"
+		"--library PATH: the shim to preload (default: $TSCSHIM_LIBRARY, else the installed one).\n");
 }
 
 int command_bench(int argc, char **argv)
 {
 	struct bench_work w = {.calls = DEFAULT_CALLS, .threads = 1};
 	bool json = false, csv = false, work_options = false;
-	const char *plot_file = NULL, *terminal = NULL;
+	const char *plot_file = NULL, *terminal = NULL, *library_option = NULL;
 	double drift = 0;
 	for (int i = 1; i < argc; i++) {
 		const char *value;
@@ -285,6 +287,10 @@ int command_bench(int argc, char **argv)
 			if (m < 0 || !(terminal = plot_terminal("bench", value)))
 				return EXIT_USAGE;
 			plot_file = value;
+		} else if ((m = bench_option("bench", argc, argv, &i, "--library", &value)) != 0) {
+			if (m < 0)
+				return EXIT_USAGE;
+			library_option = value;
 		} else if (strcmp(argv[i], "--json") == 0) {
 			json = true;
 		} else if (strcmp(argv[i], "--csv") == 0) {
@@ -302,9 +308,11 @@ int command_bench(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if (drift > 0 && (csv || work_options)) {
-		fprintf(stderr, "tscshim bench: --drift takes only --json and --plot\n");
+		fprintf(stderr, "tscshim bench: --drift takes only --json, --plot and --library\n");
 		return EXIT_USAGE;
 	}
+	if (bench_find_library(library_option) != 0)
+		return EXIT_USAGE;
 	if (drift > 0)
 		return bench_drift(drift, json, plot_file) == 0 ? 0 : 1;
 

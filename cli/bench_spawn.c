@@ -43,15 +43,20 @@ int bench_parse_status(const char *line, struct bench_shim_status *out)
 	return 0;
 }
 
+static char library[PATH_MAX];
+
+int bench_find_library(const char *explicit_path)
+{
+	return cli_find_library("bench", explicit_path, library, sizeof library);
+}
+
 int bench_spawn_worker(char *const *args, int fence, FILE **out, int *pid)
 {
-	char self[PATH_MAX], library[PATH_MAX];
-	if (bench_self_path(self, sizeof self) != 0 || cli_default_library(library, sizeof library) != 0) {
-		fprintf(stderr, "tscshim bench: cannot locate this executable or libtscshim.so\n");
+	char self[PATH_MAX];
+	if (!library[0] && bench_find_library(NULL) != 0)
 		return -1;
-	}
-	if (access(library, R_OK) != 0) {
-		fprintf(stderr, "tscshim bench: %s: %s\n", library, strerror(errno));
+	if (bench_self_path(self, sizeof self) != 0) {
+		fprintf(stderr, "tscshim bench: cannot locate this executable\n");
 		return -1;
 	}
 	int fds[2];

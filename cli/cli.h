@@ -14,8 +14,15 @@ int command_run(int argc, char **argv);
 int command_bench(int argc, char **argv);
 int command_ab(int argc, char **argv);
 
-/* run_cmd.c: where libtscshim.so is, and LD_PRELOAD with it appended. */
+/* common.c: the preload library's absolute path into buf. Tried in order: explicit_path
+ * (--library) if given, else $TSCSHIM_LIBRARY if set, else where `make install` put it
+ * relative to this executable, then next to it (the build tree). If none is readable,
+ * prints one line naming the paths tried and returns -1 (the caller exits 2). */
+int cli_find_library(const char *command, const char *explicit_path, char *buf, size_t size);
+/* The same without an explicit path and silent (kept until ab calls cli_find_library). */
 int cli_default_library(char *buf, size_t size);
+
+/* run_cmd.c: LD_PRELOAD with library appended. */
 int cli_set_preload(const char *library);
 
 /* The environment's TSCSHIM_* settings; prints one line and returns -1 if one is invalid. */

@@ -1,27 +1,15 @@
 /* tscshim run [--library PATH] -- CMD [ARGS]: runs CMD with the shim preloaded, appended
  * to any LD_PRELOAD already set. */
 #define _GNU_SOURCE
+#include "bench.h"
 #include "cli.h"
 
 #include <errno.h>
-#include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-/* The library next to this executable (both live in build/). */
-int cli_default_library(char *buf, size_t size)
-{
-	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-	if (n <= 0)
-		return -1;
-	self[n] = '\0';
-	int len = snprintf(buf, size, "%s/libtscshim.so", dirname(self));
-	return len > 0 && (size_t)len < size ? 0 : -1;
-}
 
 int cli_set_preload(const char *library)
 {
@@ -40,17 +28,23 @@ int cli_set_preload(const char *library)
 
 int command_run(int argc, char **argv)
 {
-	char library[PATH_MAX] = "";
+	const char *library_option = NULL;
+	char library[PATH_MAX];
 	int i = 1;
 	for (; i < argc; i++) {
 		if (strcmp(argv[i], "--") == 0) {
 			i++;
 			break;
 		}
-		if (strcmp(argv[i], "--library") == 0 && i + 1 < argc) {
-			snprintf(library, sizeof library, "%s", argv[++i]);
+		const char *value;
+		int m = bench_option("run", argc, argv, &i, "--library", &value);
+		if (m < 0)
+			return EXIT_USAGE;
+		if (m > 0) {
+			library_option = value;
 		} else if (strcmp(argv[i], "--help") == 0) {
-			printf("usage: tscshim run [--library PATH] -- COMMAND [ARGS...]\n");
+			printf("usage: tscshim run [--library PATH] -- COMMAND [ARGS...]\n"
+			       "--library PATH: the shim to preload (default: $TSCSHIM_LIBRARY, else the installed one).\n");
 			return 0;
 		} else if (argv[i][0] == '-') {
 			fprintf(stderr, "tscshim run: unknown option '%s'\n", argv[i]);
@@ -63,14 +57,8 @@ int command_run(int argc, char **argv)
 		fprintf(stderr, "tscshim run: no command given (usage: tscshim run -- COMMAND [ARGS...])\n");
 		return EXIT_USAGE;
 	}
-	if (!library[0] && cli_default_library(library, sizeof library) != 0) {
-		fprintf(stderr, "tscshim run: cannot locate libtscshim.so (use --library)\n");
+	if (cli_find_library("run", library_option, library, sizeof library) != 0)
 		return EXIT_USAGE;
-	}
-	if (access(library, R_OK) != 0) {
-		fprintf(stderr, "tscshim run: %s: %s\n", library, strerror(errno));
-		return EXIT_USAGE;
-	}
 	if (cli_set_preload(library) != 0) {
 		fprintf(stderr, "tscshim run: cannot set LD_PRELOAD\n");
 		return EXIT_USAGE;

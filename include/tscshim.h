@@ -28,6 +28,8 @@ struct tscshim_status {
 	int from_cache;         /* 1: the verdict and rate came from the calibration cache */
 	uint64_t resyncs;       /* re-synchronizations so far in this process */
 	uint64_t fallbacks;     /* times the watchdog re-anchored or gave up */
+	uint64_t stats_write_failures; /* TSCSHIM_STATS writes that failed; 1 already at load if
+	                                * the destination was then unusable (see tscshim(7)) */
 };
 
 /* Fills *out. Async-signal-safe. Returns 0. */

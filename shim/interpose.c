@@ -224,6 +224,7 @@ SHIM_EXPORT int tscshim_status(struct tscshim_status *out)
 	out->from_cache = gate.from_cache;
 	out->resyncs = cc.resyncs;
 	out->fallbacks = cc.fallbacks + cc.reanchors;
+	out->stats_write_failures = stats_write_failures();
 	return 0;
 }
 

@@ -62,5 +62,7 @@ enum { STAT_OTHER = SERVED_CLOCK_COUNT, STAT_CLOCKS };
 extern bool stats_enabled;
 void stats_count(unsigned clock, bool served);
 void stats_setup(const char *destination);
+/* Writes of the stats that failed, counting a destination found unusable at load as one. */
+uint64_t stats_write_failures(void);
 
 #endif

@@ -1,12 +1,23 @@
 /* Per-process counters, written at exit. Each thread counts in a slot of its own (one
  * cache line, found through a thread-local pointer), so counting writes no shared line;
- * past SLOTS threads, the last slot is shared and counted atomically. */
+ * past SLOTS threads, the last slot is shared and counted atomically.
+ *
+ * The destination is opened at exit, by the process as it is then: a worker that forked
+ * from its master, or dropped to another user, names its own file (%p) and creates it as
+ * itself. A write that cannot be made is counted (tscshim_status) and said in one line on
+ * stderr, if stderr is still the file it was at load (a program may have closed it, and
+ * the descriptor may since name one of the program's own files). */
 #include "shim.h"
 
+#include "stats_path.h"
+
+#include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 enum { SLOTS = 256 };
@@ -20,7 +31,10 @@ static _Atomic uint32_t slots_taken;
 static __thread struct slot *my_slot __attribute__((tls_model("initial-exec")));
 
 bool stats_enabled;
-static char destination[OPTION_TEXT_MAX];
+static char destination[OPTION_TEXT_MAX]; /* `stderr` or a path pattern (stats_path.h) */
+static uint64_t write_failures;
+static struct stat stderr_at_load;
+static bool stderr_open_at_load;
 
 void stats_count(unsigned clock, bool served)
 {
@@ -33,6 +47,80 @@ void stats_count(unsigned clock, bool served)
 		__atomic_fetch_add(&s->count[clock][served], 1, __ATOMIC_RELAXED);
 	else
 		s->count[clock][served]++;
+}
+
+uint64_t stats_write_failures(void)
+{
+	return __atomic_load_n(&write_failures, __ATOMIC_RELAXED);
+}
+
+/* fd 2 is the stderr this process had at load, not a descriptor reused since. */
+static bool stderr_unchanged(void)
+{
+	struct stat now;
+	return stderr_open_at_load && fstat(STDERR_FILENO, &now) == 0 &&
+	       now.st_dev == stderr_at_load.st_dev && now.st_ino == stderr_at_load.st_ino;
+}
+
+static void report_failure(const char *what, int error)
+{
+	__atomic_fetch_add(&write_failures, 1, __ATOMIC_RELAXED);
+	if (strcmp(destination, "stderr") == 0 || !stderr_unchanged())
+		return;
+	char line[OPTION_TEXT_MAX + PATH_MAX];
+	int len = snprintf(line, sizeof line, "tscshim: TSCSHIM_STATS: %s: %s\n", what, strerror(error));
+	if (len > (int)sizeof line - 1)
+		len = (int)sizeof line - 1;
+	ssize_t ignored = write(STDERR_FILENO, line, (size_t)len);
+	(void)ignored;
+}
+
+/* Writes text where destination says, for this process. NULL, or what failed (errno set). */
+static const char *write_line(const char *text, size_t len)
+{
+	static char path[PATH_MAX];
+	if (strcmp(destination, "stderr") == 0) {
+		/* Closed or replaced: the line would land in one of the program's own files. */
+		if (!stderr_unchanged()) {
+			errno = EBADF;
+			return "stderr";
+		}
+		return write(STDERR_FILENO, text, len) == (ssize_t)len ? NULL : "stderr";
+	}
+	if (stats_path_expand(destination, (long)getpid(), path, sizeof path) != 0) {
+		errno = ENAMETOOLONG;
+		return destination;
+	}
+	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return path;
+	ssize_t n = write(fd, text, len);
+	int error = n < 0 ? errno : ENOSPC;
+	close(fd);
+	if (n == (ssize_t)len)
+		return NULL;
+	errno = error;
+	return path;
+}
+
+/* At load: whether the write at exit can be expected to succeed, as this process is now
+ * (an existing file it may write, or a directory it may create files in). */
+static bool destination_usable(void)
+{
+	char path[PATH_MAX];
+	if (strcmp(destination, "stderr") == 0)
+		return stderr_open_at_load;
+	if (stats_path_expand(destination, (long)getpid(), path, sizeof path) != 0)
+		return false;
+	struct stat st;
+	if (fstatat(AT_FDCWD, path, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		return !S_ISDIR(st.st_mode) && !S_ISLNK(st.st_mode) &&
+		       faccessat(AT_FDCWD, path, W_OK, AT_EACCESS) == 0;
+	char *slash = strrchr(path, '/');
+	if (slash == path)
+		slash++;
+	*slash = '\0';
+	return faccessat(AT_FDCWD, path, W_OK | X_OK, AT_EACCESS) == 0;
 }
 
 static void write_stats(void)
@@ -63,15 +151,9 @@ static void write_stats(void)
 	if (len > (int)sizeof text - 1)
 		len = (int)sizeof text - 1;
 
-	int fd = 2;
-	if (strcmp(destination, "stderr") != 0)
-		fd = open(destination, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0)
-		return;
-	ssize_t ignored = write(fd, text, (size_t)len);
-	(void)ignored;
-	if (fd != 2)
-		close(fd);
+	const char *failed = write_line(text, (size_t)len);
+	if (failed)
+		report_failure(failed, errno);
 }
 
 __attribute__((destructor)) static void stats_at_exit(void)
@@ -84,7 +166,11 @@ void stats_setup(const char *where)
 {
 	if (!where[0])
 		return;
-	/* The option parser bounds the text to OPTION_TEXT_MAX, the size of destination. */
+	/* The option parser bounds the text to OPTION_TEXT_MAX, the size of destination, and
+	 * checks the pattern. */
 	memcpy(destination, where, strlen(where) + 1);
+	stderr_open_at_load = fstat(STDERR_FILENO, &stderr_at_load) == 0;
+	if (!destination_usable())
+		write_failures = 1;
 	stats_enabled = true;
 }

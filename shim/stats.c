@@ -107,7 +107,8 @@ static const char *write_line(const char *text, size_t len)
  * (an existing file it may write, or a directory it may create files in). */
 static bool destination_usable(void)
 {
-	char path[PATH_MAX];
+	/* Static: the constructor's stack budget is 4 KiB, and it runs once, alone. */
+	static char path[PATH_MAX];
 	if (strcmp(destination, "stderr") == 0)
 		return stderr_open_at_load;
 	if (stats_path_expand(destination, (long)getpid(), path, sizeof path) != 0)

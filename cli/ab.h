@@ -169,7 +169,7 @@ struct ab_run {
 	double metric[AB_MAX_METRICS];
 	bool has_metric[AB_MAX_METRICS];
 	struct ab_tsc tsc, server_tsc;
-	char server_stop[48];   /* how the server ended: "exit 0", "signal 15", "killed after 5 s" */
+	char server_stop[64];   /* how the server ended: "terminated (signal 15)", "killed after 5 s" */
 };
 bool ab_run_ok(const struct ab_run *r);
 void ab_status_text(char *buf, size_t size, const struct ab_run *r);

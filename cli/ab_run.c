@@ -177,14 +177,17 @@ int ab_run_hook(const struct ab_config *c, const char *what, const char *command
 	return 0;
 }
 
-static void stop_text(char *buf, size_t size, const struct ab_child *server, bool killed, double grace)
+/* How the server ended. Its leader is often the shell that started it, which SIGTERM
+ * ends by signal; what counts is whether SIGTERM sufficed. */
+static void stop_text(char *buf, size_t size, const struct ab_child *server, bool killed, bool early, double grace)
 {
+	int st = server->status;
+	char how[24];
+	snprintf(how, sizeof how, "%s %d", WIFEXITED(st) ? "exit" : "signal", WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
 	if (killed)
 		snprintf(buf, size, "killed after %g s", grace);
-	else if (WIFEXITED(server->status))
-		snprintf(buf, size, "exit %d", WEXITSTATUS(server->status));
 	else
-		snprintf(buf, size, "signal %d", WIFSIGNALED(server->status) ? WTERMSIG(server->status) : 0);
+		snprintf(buf, size, "%s (%s)", early ? "ended by itself" : "terminated", how);
 }
 
 static int start_server(const struct ab_config *c, int v, const char *name, struct ab_child *server)
@@ -283,7 +286,7 @@ int ab_run_once(const struct ab_config *c, int v, int pair, bool warmup, struct 
 		/* A server that is gone before it was asked to stop failed the run. */
 		bool early = ab_wait(&server, 0, NULL) == 0;
 		ab_stop(&server, c->grace, &killed);
-		stop_text(r->server_stop, sizeof r->server_stop, &server, killed, c->grace);
+		stop_text(r->server_stop, sizeof r->server_stop, &server, killed, early, c->grace);
 		if (early && !r->failure[0])
 			snprintf(r->failure, sizeof r->failure, "the server ended during the run (%s)", r->server_stop);
 		char server_stats[PATH_MAX];

@@ -92,6 +92,9 @@ int ab_start(const struct ab_spawn *s, struct ab_child *c)
 		if (in < 0 || dup2(in, STDIN_FILENO) < 0 || open_to(s->out, STDOUT_FILENO) != 0 ||
 		    open_to(s->err, STDERR_FILENO) != 0 || child_environment(s) != 0)
 			_exit(126);
+		/* Nothing of ab's own reaches the child: an inherited pipe (a test harness's) would
+		 * keep its reader waiting for as long as a server lives. */
+		close_range(3, ~0U, 0);
 		struct sigaction dfl = {.sa_handler = SIG_DFL};
 		sigaction(SIGINT, &dfl, NULL), sigaction(SIGTERM, &dfl, NULL), sigaction(SIGHUP, &dfl, NULL);
 		if (s->shell) {

@@ -210,9 +210,9 @@ static void print_row(FILE *out, const char *what, const char *variant, double m
 		      bool seconds)
 {
 	if (seconds)
-		fprintf(out, "%-10s %-10s %12.6f %12.6f %12.6f", what, variant, min, median, max);
+		fprintf(out, "%-12s %-10s %12.6f %12.6f %12.6f", what, variant, min, median, max);
 	else
-		fprintf(out, "%-10s %-10s %12.6g %12.6g %12.6g", what, variant, min, median, max);
+		fprintf(out, "%-12s %-10s %12.6g %12.6g %12.6g", what, variant, min, median, max);
 }
 
 static void print_header(FILE *out, const struct ab_config *c)
@@ -245,7 +245,7 @@ static void print_header(FILE *out, const struct ab_config *c)
 
 static void print_summary(FILE *out, const struct ab_config *c, const struct ab_run *runs, const struct ab_summary *s)
 {
-	fprintf(out, "%-10s %-10s %12s %12s %12s  %s\n", "", "", "min", "median", "max", "outliers (> 3 MADs)");
+	fprintf(out, "%-12s %-10s %12s %12s %12s  %s\n", "", "", "min", "median", "max", "outliers (> 3 MADs)");
 	for (int q = 0; q < s->quantities; q++) {
 		char what[64];
 		if (q == 0)

@@ -5,12 +5,10 @@
  * group, then SIGKILL after a grace period. */
 #define _GNU_SOURCE
 #include "ab.h"
+#include "bench.h"
 #include "cli.h"
 
-#include "tscshim.h"
-
 #include <arpa/inet.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -264,16 +262,6 @@ int command_ab_decision(int argc, char **argv)
 		fprintf(stderr, "tscshim __ab-decision: internal subcommand, not for direct use\n");
 		return EXIT_USAGE;
 	}
-	int (*status)(struct tscshim_status *) =
-		(int (*)(struct tscshim_status *))dlsym(RTLD_DEFAULT, "tscshim_status");
-	struct tscshim_status st = {0};
-	if (status)
-		status(&st);
-	else
-		snprintf(st.reason, sizeof st.reason, "the shim is not loaded");
-	st.reason[strcspn(st.reason, "\n")] = '\0';
-	/* The protocol of bench's worker (bench_parse_status reads it). */
-	printf("shim %d %d %d %llu %s\n", status != NULL, st.active, st.fenced, (unsigned long long)st.rate_millihz,
-	       st.reason);
+	bench_write_status(stdout);
 	return 0;
 }

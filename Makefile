@@ -79,6 +79,12 @@ $(B)/test/%: test/%.c test/unit.h $(B)/libtsccalib.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $< $(B)/libtsccalib.a -o $@ $(LDLIBS)
 
+# ab's pure modules, unit-tested without the rest of the command.
+AB_PURE_OBJ := $(B)/cli/ab_stats.o $(B)/cli/ab_variant.o $(B)/cli/ab_metric.o
+$(B)/test/test_ab_stats: test/test_ab_stats.c test/unit.h $(AB_PURE_OBJ) $(B)/libtsccalib.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Icli $< $(AB_PURE_OBJ) $(B)/libtsccalib.a -o $@ $(LDLIBS)
+
 # Programs run under the shim by the bats tests and benchmarks: plain executables (the
 # benchmark uses calib's inline counter and conversion headers for its floor).
 $(B)/test/probe_%: test/probe_%.c include/tscshim.h test/kernel_clock.h shim/test_points.h

@@ -1,477 +1,438 @@
-/* tscshim ab [-n RUNS] [--warmup N] [--json] [--out-dir DIR] [--plot FILE] -- CMD [ARGS]
+/* tscshim ab [OPTIONS] -- CMD [ARGS]
  *
- * Runs CMD without (A) and with (B) the shim, alternating A B A B after warmup pairs that
- * are not counted, so that drifts of the machine (caches, frequency, neighbours) fall on
- * both sides alike. Wall time is taken here (this process is not preloaded), user and sys
- * time from wait4. Each B run writes TSCSHIM_STATS to a file of its own, from which the
- * report says how many clock calls the TSC actually served: a B that served none measured
- * nothing. Exit status: 0 if every run of CMD exited 0, 1 if any failed (each run's status
- * is in the report), 2 for a usage or setup error. */
+ * Runs CMD under two or more variants (by default A without the shim and B with it),
+ * interleaved round by round after uncounted warmup rounds, so that drifts of the machine
+ * (caches, frequency, neighbours) fall on every side alike. Wall time is taken here (this
+ * process is not preloaded), user and sys time from wait4. Each run of a variant with the
+ * shim writes TSCSHIM_STATS to a file of its own, from which the report says how many clock
+ * calls the TSC actually served: a variant that served none measured nothing. With
+ * --server, the server runs under the variant and CMD drives it without the shim. Exit
+ * status: 0 if every run succeeded, 1 if any failed (each run's status is in the report) or
+ * ab had to stop, 2 for a usage or setup error (nothing run), 128+N when stopped by signal N. */
 #define _GNU_SOURCE
+#include "ab.h"
 #include "bench.h"
 #include "cli.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-enum { SIDE_A, SIDE_B };
-enum { STAT_FIELDS = 5 };
-static const char *const stat_names[STAT_FIELDS] = {"monotonic", "monotonic_raw", "boottime", "realtime",
-						    "other"};
+extern char **environ;
 
-struct ab_run {
-	int side, pair;
-	double wall, user, sys; /* s */
-	int status;             /* as wait4 gave it */
-	int stats_lines;        /* processes that wrote TSCSHIM_STATS (B only) */
-	unsigned long long served[STAT_FIELDS], total[STAT_FIELDS];
-};
-
-struct ab_options {
-	long runs, warmup;
-	bool json;
-	const char *out_dir, *plot_file, *terminal;
-	char **cmd;
-};
-
-static double seconds_now(void)
+static void ab_usage(FILE *out)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	fprintf(out,
+		"usage: tscshim ab [OPTIONS] -- COMMAND [ARGS...]\n"
+		"\n"
+		"Runs COMMAND without (A) and with (B) the shim, or under each --variant, interleaved\n"
+		"round by round, RUNS times each after uncounted warmup rounds; reports wall, user and\n"
+		"sys time, each metric, every ratio to the first variant pair by pair with its median,\n"
+		"a 95%% confidence interval and a verdict, outliers, every run's status and how many\n"
+		"clock calls the TSC served. Exit status: 0 if every run succeeded, 1 if any failed,\n"
+		"2 on a usage error (nothing run).\n"
+		"\n"
+		"  -n, --runs N           runs of each variant (default 10)\n"
+		"  --warmup N             uncounted rounds first (default 1)\n"
+		"  --variant NAME:SETTINGS  a side of the comparison (repeatable; the first is the\n"
+		"                         baseline). SETTINGS: VAR=VALUE[,VAR=VALUE...] with VAR a\n"
+		"                         TSCSHIM_* variable (the prefix may be left out), and\n"
+		"                         shim=off for a side without the shim. E.g.\n"
+		"                         --variant plain:shim=off --variant fenced:FENCE=1\n"
+		"                         --variant unfenced:FENCE=0\n"
+		"  --metric NAME:REGEX[:higher|:lower]  a number read from COMMAND's output each run:\n"
+		"                         the first group of the first match of the POSIX extended\n"
+		"                         REGEX in its stdout, else its stderr; a run without it fails.\n"
+		"                         Lower is better unless :higher (as for time)\n"
+		"  --server CMD           started (sh -c) under each variant before each run, waited\n"
+		"                         for, stopped after; COMMAND then runs without the shim\n"
+		"  --ready tcp:PORT       the server is ready when 127.0.0.1:PORT accepts (or\n"
+		"                         tcp:ADDRESS:PORT)\n"
+		"  --ready-file PATH      ... or when PATH exists (removed before each start)\n"
+		"  --ready-timeout S      give up on the server after S seconds (default 10)\n"
+		"  --grace S              SIGTERM, then SIGKILL after S seconds (default 5)\n"
+		"  --timeout S            stop a run of COMMAND after S seconds: the run fails\n"
+		"  --setup CMD, --cleanup CMD  once before the first and after the last run (sh -c)\n"
+		"  --prepare CMD          before each run, server included (sh -c)\n"
+		"  --drop-outliers        leave runs beyond 3 MADs of the median out of the statistics\n"
+		"  --out-dir DIR          keep every run's output there (default: a temporary\n"
+		"                         directory, removed unless something failed)\n"
+		"  --show-output          print each run's output (to stderr under --json)\n"
+		"  --json                 the report as JSON on stdout\n"
+		"  --export-json FILE, --export-markdown FILE  the report into FILE as well\n"
+		"  --plot FILE.png|.svg   wall time CDFs (needs gnuplot)\n");
 }
 
-static bool run_ok(const struct ab_run *r)
+static int usage_error(const char *fmt, const char *value)
 {
-	return WIFEXITED(r->status) && WEXITSTATUS(r->status) == 0;
+	fprintf(stderr, "tscshim ab: ");
+	fprintf(stderr, fmt, value);
+	fputc('\n', stderr);
+	return -1;
 }
 
-static void status_text(char *buf, size_t size, int status)
+static int parse_seconds(const char *name, const char *value, double *out)
 {
-	if (WIFEXITED(status))
-		snprintf(buf, size, "exit %d", WEXITSTATUS(status));
-	else if (WIFSIGNALED(status))
-		snprintf(buf, size, "signal %d", WTERMSIG(status));
-	else
-		snprintf(buf, size, "status %#x", status);
-}
-
-/* Sums every "tscshim stats ..." line of FILE (one per process of CMD that loaded the
- * shim): fields "clock=served/total". */
-static void read_stats(const char *file, struct ab_run *r)
-{
-	FILE *f = fopen(file, "r");
-	if (!f)
-		return;
-	char line[1024];
-	while (fgets(line, sizeof line, f)) {
-		if (strncmp(line, "tscshim stats ", 14) != 0)
-			continue;
-		r->stats_lines++;
-		for (char *tok = strtok(line + 14, " \n"); tok; tok = strtok(NULL, " \n")) {
-			char *eq = strchr(tok, '=');
-			unsigned long long s, t;
-			if (!eq || sscanf(eq + 1, "%llu/%llu", &s, &t) != 2)
-				continue;
-			for (int k = 0; k < STAT_FIELDS; k++)
-				if ((size_t)(eq - tok) == strlen(stat_names[k]) &&
-				    strncmp(tok, stat_names[k], (size_t)(eq - tok)) == 0)
-					r->served[k] += s, r->total[k] += t;
-		}
-	}
-	fclose(f);
-}
-
-static int redirect(const char *dir, const char *name, const char *suffix, int fd)
-{
-	char path[PATH_MAX];
-	snprintf(path, sizeof path, "%s/%s.%s", dir, name, suffix);
-	int f = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (f < 0 || dup2(f, fd) < 0)
+	if (bench_parse_double(value, 0.001, 86400, out) != 0) {
+		fprintf(stderr, "tscshim ab: %s '%s': need seconds in 0.001..86400\n", name, value);
 		return -1;
-	close(f);
+	}
 	return 0;
 }
 
-/* One run of CMD. Returns 0, or -1 if it could not be started (fork failed). */
-static int run_once(const struct ab_options *o, const char *library, const char *tmp, int side, int pair,
-		    bool warmup, struct ab_run *r)
+/* Options that take a value, in one table: each names where its value goes. */
+enum value_kind { V_COUNT, V_SECONDS, V_TEXT, V_VARIANT, V_METRIC, V_PLOT };
+struct value_option {
+	const char *name;
+	enum value_kind kind;
+	size_t offset; /* into struct ab_config */
+	long min;      /* V_COUNT */
+};
+#define AT(field) offsetof(struct ab_config, field)
+static const struct value_option value_options[] = {
+	{"-n", V_COUNT, AT(runs), 1},
+	{"--runs", V_COUNT, AT(runs), 1},
+	{"--warmup", V_COUNT, AT(warmup), 0},
+	{"--out-dir", V_TEXT, AT(out_dir_option), 0},
+	{"--export-json", V_TEXT, AT(export_json), 0},
+	{"--export-markdown", V_TEXT, AT(export_markdown), 0},
+	{"--server", V_TEXT, AT(server), 0},
+	{"--ready", V_TEXT, AT(ready.tcp_spec), 0},
+	{"--ready-file", V_TEXT, AT(ready.file), 0},
+	{"--setup", V_TEXT, AT(setup), 0},
+	{"--prepare", V_TEXT, AT(prepare), 0},
+	{"--cleanup", V_TEXT, AT(cleanup), 0},
+	{"--ready-timeout", V_SECONDS, AT(ready.timeout), 0},
+	{"--grace", V_SECONDS, AT(grace), 0},
+	{"--timeout", V_SECONDS, AT(timeout), 0},
+	{"--variant", V_VARIANT, 0, 0},
+	{"--metric", V_METRIC, 0, 0},
+	{"--plot", V_PLOT, 0, 0},
+};
+
+static int take_value(struct ab_config *c, const struct value_option *opt, const char *value,
+		      const struct option_values *environment)
 {
-	char name[64], stats[PATH_MAX];
-	snprintf(name, sizeof name, "%s%c-%d", warmup ? "warmup-" : "", side == SIDE_A ? 'A' : 'B', pair);
-	snprintf(stats, sizeof stats, "%s/%s.stats", tmp, name);
-	memset(r, 0, sizeof *r);
-	r->side = side, r->pair = pair;
-	fflush(NULL);
-	double t0 = seconds_now();
-	pid_t child = fork();
-	if (child < 0) {
-		fprintf(stderr, "tscshim ab: fork: %s\n", strerror(errno));
-		return -1;
-	}
-	if (child == 0) {
-		if (o->out_dir && (redirect(o->out_dir, name, "out", STDOUT_FILENO) != 0 ||
-				   redirect(o->out_dir, name, "err", STDERR_FILENO) != 0))
-			_exit(126);
-		if (side == SIDE_B && (cli_set_preload(library) != 0 || setenv("TSCSHIM_STATS", stats, 1) != 0))
-			_exit(126);
-		execvp(o->cmd[0], o->cmd);
-		fprintf(stderr, "tscshim ab: %s: %s\n", o->cmd[0], strerror(errno));
-		_exit(errno == ENOENT ? 127 : 126);
-	}
-	struct rusage ru;
-	while (wait4(child, &r->status, 0, &ru) < 0)
-		if (errno != EINTR)
+	char err[768];
+	char *field = (char *)c + opt->offset;
+	switch (opt->kind) {
+	case V_COUNT:
+		if (bench_parse_long(value, opt->min, 100000, (long *)(void *)field) != 0) {
+			fprintf(stderr, "tscshim ab: %s '%s': need a whole number in %ld..100000\n", opt->name, value,
+				opt->min);
 			return -1;
-	r->wall = seconds_now() - t0;
-	r->user = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6;
-	r->sys = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
-	if (side == SIDE_B) {
-		read_stats(stats, r);
-		unlink(stats);
+		}
+		return 0;
+	case V_SECONDS:
+		return parse_seconds(opt->name, value, (double *)(void *)field);
+	case V_TEXT:
+		*(const char **)(void *)field = value;
+		return 0;
+	case V_VARIANT:
+		if (!c->custom_variants)
+			c->variants = 0, c->custom_variants = true;
+		if (c->variants == AB_MAX_VARIANTS)
+			return usage_error("--variant: at most %s variants", "8");
+		if (ab_variant_parse(value, environment, &c->variant[c->variants], err, sizeof err) != 0)
+			return usage_error("%s", err);
+		c->variants++;
+		return 0;
+	case V_METRIC:
+		if (c->metrics == AB_MAX_METRICS)
+			return usage_error("--metric: at most %s metrics", "8");
+		if (ab_metric_parse(value, &c->metric[c->metrics], err, sizeof err) != 0)
+			return usage_error("%s", err);
+		for (int m = 0; m < c->metrics; m++)
+			if (strcmp(c->metric[m].name, c->metric[c->metrics].name) == 0) {
+				ab_metric_free(&c->metric[c->metrics]);
+				return usage_error("--metric: the name '%s' is given twice", c->metric[m].name);
+			}
+		c->metrics++;
+		return 0;
+	case V_PLOT:
+		if (!(c->terminal = plot_terminal("ab", value)))
+			return -1;
+		c->plot_file = value;
+		return 0;
 	}
+	return -1;
+}
+
+static int parse(int argc, char **argv, struct ab_config *c, const struct option_values *environment)
+{
+	int i = 1;
+	for (; i < argc; i++) {
+		const char *arg = argv[i], *value;
+		if (strcmp(arg, "--") == 0) {
+			i++;
+			break;
+		}
+		int matched = 0;
+		for (size_t k = 0; k < sizeof value_options / sizeof *value_options && !matched; k++) {
+			matched = bench_option("ab", argc, argv, &i, value_options[k].name, &value);
+			if (matched < 0 || (matched > 0 && take_value(c, &value_options[k], value, environment) != 0))
+				return -1;
+		}
+		if (matched)
+			continue;
+		if (strcmp(arg, "--json") == 0) {
+			c->json = true;
+		} else if (strcmp(arg, "--show-output") == 0) {
+			c->show_output = true;
+		} else if (strcmp(arg, "--drop-outliers") == 0) {
+			c->drop_outliers = true;
+		} else if (strcmp(arg, "--help") == 0) {
+			ab_usage(stdout);
+			exit(0);
+		} else {
+			fprintf(stderr, "tscshim ab: unknown option '%s' (usage: tscshim ab [OPTIONS] -- COMMAND [ARGS...])\n", arg);
+			return -1;
+		}
+	}
+	if (i >= argc)
+		return usage_error("no command given (usage: tscshim ab [OPTIONS] -- COMMAND [ARGS...])%s", "");
+	c->cmd = argv + i;
 	return 0;
 }
 
-static double median(double *v, size_t n)
+/* What cannot be told from one option alone. */
+static int check(struct ab_config *c)
 {
-	bench_sort(v, n);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	char err[256];
+	if (ab_variants_check(c->variant, c->variants, err, sizeof err) != 0)
+		return usage_error("%s", err);
+	if (c->ready.tcp_spec && c->ready.file)
+		return usage_error("--ready and --ready-file: give one of them%s", "");
+	if ((c->ready.tcp_spec || c->ready.file) && !c->server)
+		return usage_error("--ready and --ready-file need --server%s", "");
+	if (c->server && !c->ready.tcp_spec && !c->ready.file)
+		return usage_error("--server needs --ready tcp:PORT or --ready-file PATH, to know when it is up%s", "");
+	if (ab_ready_parse(&c->ready, err, sizeof err) != 0)
+		return usage_error("%s", err);
+	if (c->ready.tcp_spec && ab_is_ready(&c->ready))
+		return usage_error("--ready %s: something listens there already, before any server started",
+				   c->ready.tcp_spec);
+	if (cli_default_library(c->library, sizeof c->library) != 0 || access(c->library, R_OK) != 0)
+		return usage_error("cannot find libtscshim.so next to this executable%s", "");
+	return 0;
 }
 
-struct triple {
-	double min, median, max;
-};
-
-static struct triple summary(const struct ab_run *runs, long n, int side, size_t field)
+static FILE *open_export(const char *path)
 {
-	double v[n];
-	size_t k = 0;
-	for (long i = 0; i < 2 * n; i++)
-		if (runs[i].side == side)
-			v[k++] = *(const double *)((const char *)&runs[i] + field);
-	struct triple t = {.median = median(v, k)};
-	t.min = v[0], t.max = v[k - 1];
-	return t;
+	if (!path)
+		return NULL;
+	FILE *f = fopen(path, "w");
+	if (!f)
+		fprintf(stderr, "tscshim ab: %s: %s\n", path, strerror(errno));
+	return f;
 }
 
-struct ab_report {
-	struct triple t[2][3]; /* [side][wall, user, sys] */
-	double ratio_median, ratio_p10, ratio_p90;
-	unsigned long long served[STAT_FIELDS], total[STAT_FIELDS], served_all, total_all;
-	int stats_lines, failed;
-};
-
-static void report_build(const struct ab_options *o, const struct ab_run *runs, struct ab_report *rep)
+static int make_out_dir(struct ab_config *c)
 {
-	static const size_t fields[3] = {offsetof(struct ab_run, wall), offsetof(struct ab_run, user),
-					 offsetof(struct ab_run, sys)};
-	memset(rep, 0, sizeof *rep);
-	for (int s = 0; s < 2; s++)
-		for (int f = 0; f < 3; f++)
-			rep->t[s][f] = summary(runs, o->runs, s, fields[f]);
-	double ratio[o->runs];
-	for (long p = 0; p < o->runs; p++)
-		ratio[p] = runs[2 * p].wall > 0 ? runs[2 * p + 1].wall / runs[2 * p].wall : 0;
-	rep->ratio_median = median(ratio, (size_t)o->runs);
-	rep->ratio_p10 = bench_quantile(ratio, (size_t)o->runs, 0.10);
-	rep->ratio_p90 = bench_quantile(ratio, (size_t)o->runs, 0.90);
-	for (long i = 0; i < 2 * o->runs; i++) {
-		rep->failed += !run_ok(&runs[i]);
-		rep->stats_lines += runs[i].stats_lines;
-		for (int k = 0; k < STAT_FIELDS; k++) {
-			rep->served[k] += runs[i].served[k], rep->total[k] += runs[i].total[k];
-			rep->served_all += runs[i].served[k], rep->total_all += runs[i].total[k];
+	if (c->out_dir_option) {
+		if (strlen(c->out_dir_option) >= sizeof c->out_dir) {
+			fprintf(stderr, "tscshim ab: --out-dir: the path is too long\n");
+			return -1;
 		}
-	}
-}
-
-/* An argument as a shell would need it: bare when safe, else $'...' with C escapes, so
- * the command line in the report can be pasted back. */
-static void print_shell_word(const char *w)
-{
-	if (*w && strspn(w, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_=+./:,@%") == strlen(w)) {
-		fputs(w, stdout);
-		return;
-	}
-	fputs("$'", stdout);
-	for (; *w; w++) {
-		unsigned char c = (unsigned char)*w;
-		if (c == '\'' || c == '\\')
-			printf("\\%c", c);
-		else if (c == '\n')
-			fputs("\\n", stdout);
-		else if (c == '\t')
-			fputs("\\t", stdout);
-		else if (c < 0x20 || c == 0x7f)
-			printf("\\x%02x", c);
-		else
-			putchar(c);
-	}
-	putchar('\'');
-}
-
-static void print_table(const struct ab_options *o, const struct ab_run *runs, const struct ab_report *rep)
-{
-	printf("tscshim ab: %ld runs each of A (without the shim) and B (with it), alternating, after %ld warmup pair(s)\n",
-	       o->runs, o->warmup);
-	printf("command:");
-	for (char **a = o->cmd; *a; a++) {
-		putchar(' ');
-		print_shell_word(*a);
-	}
-	printf("\n%-8s %12s %12s %12s %12s %12s %12s\n", "", "A min", "A median", "A max", "B min", "B median",
-	       "B max");
-	static const char *const what[3] = {"wall s", "user s", "sys s"};
-	for (int f = 0; f < 3; f++)
-		printf("%-8s %12.6f %12.6f %12.6f %12.6f %12.6f %12.6f\n", what[f], rep->t[0][f].min,
-		       rep->t[0][f].median, rep->t[0][f].max, rep->t[1][f].min, rep->t[1][f].median, rep->t[1][f].max);
-	printf("B/A wall, pair by pair: median %.4f  p10 %.4f  p90 %.4f  (%ld pairs)\n", rep->ratio_median,
-	       rep->ratio_p10, rep->ratio_p90, o->runs);
-	printf("%-5s %-4s %12s %10s %10s %-10s %s\n", "pair", "side", "wall s", "user s", "sys s", "status",
-	       "TSC served/total clock calls");
-	for (long i = 0; i < 2 * o->runs; i++) {
-		const struct ab_run *r = &runs[i];
-		char st[32];
-		status_text(st, sizeof st, r->status);
-		printf("%-5d %-4s %12.6f %10.6f %10.6f %-10s", r->pair, r->side == SIDE_A ? "A" : "B", r->wall, r->user,
-		       r->sys, st);
-		if (r->side == SIDE_B) {
-			unsigned long long s = 0, t = 0;
-			for (int k = 0; k < STAT_FIELDS; k++)
-				s += r->served[k], t += r->total[k];
-			printf(" %llu/%llu", s, t);
+		snprintf(c->out_dir, sizeof c->out_dir, "%s", c->out_dir_option);
+		if (mkdir(c->out_dir, 0755) != 0 && errno != EEXIST) {
+			fprintf(stderr, "tscshim ab: --out-dir %s: %s\n", c->out_dir, strerror(errno));
+			return -1;
 		}
-		printf("\n");
+		return 0;
 	}
-	printf("B, all runs: TSC served %llu of %llu clock calls (", rep->served_all, rep->total_all);
-	for (int k = 0; k < STAT_FIELDS; k++)
-		printf("%s%s %llu/%llu", k ? ", " : "", stat_names[k], rep->served[k], rep->total[k]);
-	printf(")\n");
-	if (rep->failed)
-		printf("FAILED: %d of %ld runs of the command did not exit 0 (see status above)\n", rep->failed,
-		       2 * o->runs);
+	const char *tmp = getenv("TMPDIR");
+	snprintf(c->out_dir, sizeof c->out_dir, "%s/tscshim-ab.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(c->out_dir)) {
+		fprintf(stderr, "tscshim ab: cannot create a temporary directory: %s\n", strerror(errno));
+		return -1;
+	}
+	c->temporary_out_dir = true;
+	return 0;
 }
 
-static void print_triple(const char *name, struct triple t)
+/* Warmup rounds, then the counted ones, variant after variant in each. 0, -1 (stopped
+ * after one line) or 2 (interrupted). */
+static int run_all(const struct ab_config *c, struct ab_run *runs, int *warmup_failed)
 {
-	printf("\"%s\": {\"min\": %.6f, \"median\": %.6f, \"max\": %.6f}", name, t.min, t.median, t.max);
-}
-
-static void print_json(const struct ab_options *o, const struct ab_run *runs, const struct ab_report *rep)
-{
-	printf("{\"command\": \"ab\", \"argv\": [");
-	for (char **a = o->cmd; *a; a++) {
-		if (a != o->cmd)
-			printf(", ");
-		json_string(stdout, *a);
-	}
-	printf("], \"runs\": %ld, \"warmup\": %ld,\n", o->runs, o->warmup);
-	static const char *const what[3] = {"wall_s", "user_s", "sys_s"};
-	for (int s = 0; s < 2; s++) {
-		printf(" \"%s\": {", s ? "b" : "a");
-		for (int f = 0; f < 3; f++) {
-			if (f)
-				printf(", ");
-			print_triple(what[f], rep->t[s][f]);
+	for (long p = 0; p < c->warmup; p++)
+		for (int v = 0; v < c->variants; v++) {
+			struct ab_run w;
+			int rc = ab_run_once(c, v, (int)p + 1, true, &w);
+			if (rc != 0)
+				return rc;
+			*warmup_failed += !ab_run_ok(&w);
 		}
-		printf("},\n");
-	}
-	printf(" \"ratio_b_over_a_wall\": {\"median\": %.6f, \"p10\": %.6f, \"p90\": %.6f},\n", rep->ratio_median,
-	       rep->ratio_p10, rep->ratio_p90);
-	printf(" \"tsc\": {\"served\": %llu, \"total\": %llu, \"stats_lines\": %d", rep->served_all, rep->total_all,
-	       rep->stats_lines);
-	for (int k = 0; k < STAT_FIELDS; k++)
-		printf(", \"%s\": {\"served\": %llu, \"total\": %llu}", stat_names[k], rep->served[k], rep->total[k]);
-	printf("},\n \"failed\": %d,\n \"detail\": [", rep->failed);
-	for (long i = 0; i < 2 * o->runs; i++) {
-		const struct ab_run *r = &runs[i];
-		unsigned long long s = 0, t = 0;
-		for (int k = 0; k < STAT_FIELDS; k++)
-			s += r->served[k], t += r->total[k];
-		printf("%s\n  {\"pair\": %d, \"side\": \"%s\", \"wall_s\": %.6f, \"user_s\": %.6f, \"sys_s\": %.6f, "
-		       "\"exit_status\": ",
-		       i ? "," : "", r->pair, r->side ? "B" : "A", r->wall, r->user, r->sys);
-		if (WIFEXITED(r->status))
-			printf("%d, \"signal\": null", WEXITSTATUS(r->status));
-		else
-			printf("null, \"signal\": %d", WIFSIGNALED(r->status) ? WTERMSIG(r->status) : 0);
-		printf(", \"ok\": %s", run_ok(r) ? "true" : "false");
-		if (r->side == SIDE_B)
-			printf(", \"tsc_served\": %llu, \"clock_calls\": %llu", s, t);
-		printf("}");
-	}
-	printf("\n]}\n");
+	for (long p = 0; p < c->runs; p++)
+		for (int v = 0; v < c->variants; v++) {
+			int rc = ab_run_once(c, v, (int)p + 1, false, &runs[p * c->variants + v]);
+			if (rc != 0)
+				return rc;
+		}
+	return 0;
 }
 
-static void plot(const struct ab_options *o, const struct ab_run *runs)
+static void plot(const struct ab_config *c, const struct ab_run *runs)
 {
 	char dir[PATH_MAX];
 	if (plot_tempdir(dir, sizeof dir) != 0) {
 		fprintf(stderr, "tscshim ab: cannot create a temporary directory for the plot\n");
 		return;
 	}
-	char path[PATH_MAX + 32];
+	char path[PATH_MAX + 64];
 	bool ok = true;
-	for (int s = 0; s < 2; s++) {
-		double v[o->runs];
+	for (int v = 0; v < c->variants; v++) {
+		double x[c->runs];
 		size_t k = 0;
-		for (long i = 0; i < 2 * o->runs; i++)
-			if (runs[i].side == s)
-				v[k++] = runs[i].wall;
-		bench_sort(v, k);
-		snprintf(path, sizeof path, "%s/%c.dat", dir, s ? 'b' : 'a');
+		for (long i = 0; i < c->runs * c->variants; i++)
+			if (runs[i].variant == v)
+				x[k++] = runs[i].wall;
+		bench_sort(x, k);
+		snprintf(path, sizeof path, "%s/%d.dat", dir, v);
 		FILE *d = fopen(path, "w");
 		if (!d) {
 			ok = false;
 			continue;
 		}
 		for (size_t i = 0; i < k; i++)
-			fprintf(d, "%.6f %.6f\n", v[i], (double)(i + 1) / (double)k);
+			fprintf(d, "%.6f %.6f\n", x[i], (double)(i + 1) / (double)k);
 		fclose(d);
 	}
 	snprintf(path, sizeof path, "%s/plot.gp", dir);
 	FILE *s = fopen(path, "w");
 	if (s && ok) {
-		plot_header(s, o->terminal, o->plot_file, "tscshim ab: wall time CDF, A (without) and B (with the shim)");
-		fprintf(s, "set xlabel 'wall s'\nset ylabel 'fraction of runs'\n"
-			   "plot '%s/a.dat' using 1:2 with steps title 'A: without', "
-			   "'%s/b.dat' using 1:2 with steps title 'B: with the shim'\n",
-			dir, dir);
+		plot_header(s, c->terminal, c->plot_file, "tscshim ab: wall time CDF of each variant");
+		fprintf(s, "set xlabel 'wall s'\nset ylabel 'fraction of runs'\nplot ");
+		for (int v = 0; v < c->variants; v++)
+			fprintf(s, "%s'%s/%d.dat' using 1:2 with steps title '%s%s'", v ? ", " : "", dir, v,
+				c->variant[v].name, c->variant[v].shim ? "" : " (without the shim)");
+		fputc('\n', s);
 	}
 	if (s)
 		fclose(s);
 	if (s && ok && plot_run("ab", dir, "plot.gp") == 0)
-		fprintf(stderr, "tscshim ab: plot written to %s\n", o->plot_file);
+		fprintf(stderr, "tscshim ab: plot written to %s\n", c->plot_file);
 	plot_cleanup(dir);
 }
 
-static void ab_usage(FILE *out)
+/* The lines on stderr that must not be missed. */
+static void warnings(const struct ab_config *c, const struct ab_run *runs, const struct ab_summary *s,
+		     int warmup_failed)
 {
-	fprintf(out,
-		"usage: tscshim ab [-n RUNS] [--warmup N] [--json] [--out-dir DIR] [--plot FILE.png|.svg]\n"
-		"                  -- COMMAND [ARGS...]\n"
-		"\n"
-		"Runs COMMAND without (A) and with (B) the shim, alternating, RUNS times each (default\n"
-		"10) after N uncounted warmup pairs (default 1); reports wall, user and sys time, the\n"
-		"B/A wall ratio pair by pair, every run's exit status and how many clock calls the\n"
-		"TSC served in B. Exit status: 0 if every run exited 0, 1 if any failed, 2 on error.\n");
+	if (warmup_failed)
+		fprintf(stderr, "tscshim ab: %d warmup run(s) of the command failed\n", warmup_failed);
+	for (int q = 0; q < s->quantities; q++)
+		for (int v = 0; v < c->variants; v++) {
+			if (!s->outliers[q][v])
+				continue;
+			fprintf(stderr, "tscshim ab: outlier(s) in %s, %s: ", q ? ab_quantity_name(c, q) : "wall time",
+				c->variant[v].name);
+			int shown = 0;
+			for (long i = 0; i < c->runs * c->variants; i++)
+				if (runs[i].variant == v && s->outlier[q][i])
+					fprintf(stderr, "%s%d", shown++ ? ", " : "run ", runs[i].pair);
+			fprintf(stderr, " (beyond 3 MADs of the median %.6g); %s\n", s->q[q][v].median,
+				c->drop_outliers ? "dropped from the statistics" : "kept (--drop-outliers drops them)");
+		}
+	for (int v = 0; v < c->variants; v++) {
+		const struct ab_tsc *t = c->server ? &s->server_tsc[v] : &s->tsc[v];
+		if (c->variant[v].shim && ab_tsc_served(t) == 0)
+			fprintf(stderr,
+				"tscshim ab: WARNING: THE TSC SERVED NO CLOCK CALL IN ANY %s RUN (%d process(es) reported "
+				"stats): %s measured the real clock, not the shim\n",
+				c->variant[v].name, t->lines, c->variant[v].name);
+	}
 }
 
-static int parse(int argc, char **argv, struct ab_options *o)
+static int report(const struct ab_config *c, const struct ab_run *runs, FILE *json_file, FILE *markdown_file,
+		  int warmup_failed)
 {
-	*o = (struct ab_options){.runs = 10, .warmup = 1};
-	int i = 1;
-	for (; i < argc; i++) {
-		const char *value;
-		int m;
-		if (strcmp(argv[i], "--") == 0) {
-			i++;
-			break;
-		}
-		if ((m = bench_option("ab", argc, argv, &i, "-n", &value)) != 0 ||
-		    (m = bench_option("ab", argc, argv, &i, "--runs", &value)) != 0) {
-			if (m < 0)
-				return -1;
-			if (bench_parse_long(value, 1, 100000, &o->runs) != 0) {
-				fprintf(stderr, "tscshim ab: -n '%s': need a whole number in 1..100000\n", value);
-				return -1;
-			}
-		} else if ((m = bench_option("ab", argc, argv, &i, "--warmup", &value)) != 0) {
-			if (m < 0)
-				return -1;
-			if (bench_parse_long(value, 0, 100000, &o->warmup) != 0) {
-				fprintf(stderr, "tscshim ab: --warmup '%s': need a whole number in 0..100000\n", value);
-				return -1;
-			}
-		} else if ((m = bench_option("ab", argc, argv, &i, "--out-dir", &value)) != 0) {
-			if (m < 0)
-				return -1;
-			o->out_dir = value;
-		} else if ((m = bench_option("ab", argc, argv, &i, "--plot", &value)) != 0) {
-			if (m < 0 || !(o->terminal = plot_terminal("ab", value)))
-				return -1;
-			o->plot_file = value;
-		} else if (strcmp(argv[i], "--json") == 0) {
-			o->json = true;
-		} else if (strcmp(argv[i], "--help") == 0) {
-			ab_usage(stdout);
-			exit(0);
-		} else {
-			fprintf(stderr, "tscshim ab: unknown option '%s' (usage: tscshim ab [OPTIONS] -- COMMAND [ARGS...])\n",
-				argv[i]);
-			return -1;
-		}
-	}
-	if (i >= argc) {
-		fprintf(stderr, "tscshim ab: no command given (usage: tscshim ab [OPTIONS] -- COMMAND [ARGS...])\n");
+	struct ab_summary s;
+	if (ab_summarize(c, runs, &s) != 0) {
+		ab_summary_free(&s);
+		fprintf(stderr, "tscshim ab: out of memory\n");
 		return -1;
 	}
-	o->cmd = argv + i;
-	return 0;
+	if (c->json)
+		ab_print_json(stdout, c, runs, &s);
+	else
+		ab_print_table(stdout, c, runs, &s);
+	if (json_file)
+		ab_print_json(json_file, c, runs, &s);
+	if (markdown_file)
+		ab_print_markdown(markdown_file, c, &s);
+	warnings(c, runs, &s, warmup_failed);
+	if (c->plot_file && plot_available("ab"))
+		plot(c, runs);
+	int failed = s.failed;
+	ab_summary_free(&s);
+	return failed;
 }
 
 int command_ab(int argc, char **argv)
 {
-	struct ab_options o;
-	if (parse(argc, argv, &o) != 0)
-		return EXIT_USAGE;
-	char library[PATH_MAX];
-	if (cli_default_library(library, sizeof library) != 0 || access(library, R_OK) != 0) {
-		fprintf(stderr, "tscshim ab: cannot find libtscshim.so next to this executable\n");
-		return EXIT_USAGE;
-	}
-	if (o.out_dir && mkdir(o.out_dir, 0755) != 0 && errno != EEXIST) {
-		fprintf(stderr, "tscshim ab: --out-dir %s: %s\n", o.out_dir, strerror(errno));
-		return EXIT_USAGE;
-	}
-	char tmp[PATH_MAX];
-	if (plot_tempdir(tmp, sizeof tmp) != 0) {
-		fprintf(stderr, "tscshim ab: cannot create a temporary directory\n");
+	static struct ab_config c;
+	char err[256];
+	struct option_values environment;
+	memset(&c, 0, sizeof c);
+	c.runs = 10, c.warmup = 1, c.timeout = -1, c.grace = 5, c.ready.timeout = 10;
+	ab_variant_defaults(c.variant);
+	c.variants = 2;
+	/* The environment's settings reach every shim variant: an invalid one would make the
+	 * shim pass everything through, so nothing runs with it. */
+	if (ab_environment_check(environ, err, sizeof err) != 0) {
+		fprintf(stderr, "tscshim ab: %s\n", err);
 		return EXIT_USAGE;
 	}
-	struct ab_run *runs = calloc((size_t)(2 * o.runs), sizeof *runs);
-	if (!runs) {
-		plot_cleanup(tmp);
+	if (cli_load_environment("ab", &environment) != 0)
 		return EXIT_USAGE;
-	}
-	int rc = 0, warmup_failed = 0;
-	for (long p = 0; p < o.warmup && rc == 0; p++) {
-		struct ab_run w;
-		for (int s = 0; s < 2 && rc == 0; s++) {
-			rc = run_once(&o, library, tmp, s, (int)p + 1, true, &w);
-			warmup_failed += rc == 0 && !run_ok(&w);
-		}
-	}
-	for (long p = 0; p < o.runs && rc == 0; p++)
-		for (int s = 0; s < 2 && rc == 0; s++)
-			rc = run_once(&o, library, tmp, s, (int)p + 1, false, &runs[2 * p + s]);
-	plot_cleanup(tmp);
-	if (rc != 0) {
+	if (parse(argc, argv, &c, &environment) != 0 || check(&c) != 0)
+		return EXIT_USAGE;
+	FILE *json_file = open_export(c.export_json), *markdown_file = open_export(c.export_markdown);
+	struct ab_run *runs = calloc((size_t)(c.runs * c.variants), sizeof *runs);
+	if ((c.export_json && !json_file) || (c.export_markdown && !markdown_file) || !runs || make_out_dir(&c) != 0) {
+		if (json_file)
+			fclose(json_file);
+		if (markdown_file)
+			fclose(markdown_file);
 		free(runs);
 		return EXIT_USAGE;
 	}
-	struct ab_report rep;
-	report_build(&o, runs, &rep);
-	if (o.json)
-		print_json(&o, runs, &rep);
-	else
-		print_table(&o, runs, &rep);
-	if (warmup_failed)
-		fprintf(stderr, "tscshim ab: %d warmup run(s) of the command failed\n", warmup_failed);
-	if (rep.served_all == 0)
-		fprintf(stderr, "tscshim ab: WARNING: THE TSC SERVED NO CLOCK CALL IN ANY B RUN (%d process(es) "
-				"reported stats): B measured the real clock, not the shim\n",
-			rep.stats_lines);
-	if (o.plot_file && plot_available("ab"))
-		plot(&o, runs);
+	ab_catch_signals();
+	ab_machine_read(&c.machine);
+	ab_learn_decisions(&c);
+	int warmup_failed = 0, rc = c.setup ? ab_run_hook(&c, "setup", c.setup) : 0;
+	bool setup_done = rc == 0;
+	if (rc == 0)
+		rc = run_all(&c, runs, &warmup_failed);
+	int stopped_by = ab_interrupted;
+	if (setup_done && c.cleanup) {
+		ab_interrupted = 0; /* the cleanup runs even then; a second signal stops it */
+		int cleanup_rc = ab_run_hook(&c, "cleanup", c.cleanup);
+		rc = rc ? rc : cleanup_rc;
+		stopped_by = stopped_by ? stopped_by : ab_interrupted;
+	}
+	int failed = 0;
+	if (rc == 0)
+		failed = report(&c, runs, json_file, markdown_file, warmup_failed);
+	if (json_file)
+		fclose(json_file);
+	if (markdown_file)
+		fclose(markdown_file);
 	free(runs);
-	return rep.failed || warmup_failed ? 1 : 0;
+	for (int m = 0; m < c.metrics; m++)
+		ab_metric_free(&c.metric[m]);
+	bool ok = rc == 0 && failed == 0 && warmup_failed == 0 && !stopped_by;
+	if (stopped_by)
+		fprintf(stderr, "tscshim ab: stopped by signal %d; every process it started is stopped\n", stopped_by);
+	if (ok && c.temporary_out_dir)
+		plot_cleanup(c.out_dir);
+	else if (!ok && c.temporary_out_dir)
+		fprintf(stderr, "tscshim ab: the runs' output is kept in %s\n", c.out_dir);
+	if (stopped_by)
+		return 128 + stopped_by;
+	return ok ? 0 : 1;
 }

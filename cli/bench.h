@@ -77,6 +77,8 @@ struct bench_shim_status {
 	char reason[192];
 };
 int bench_parse_status(const char *line, struct bench_shim_status *out);
+/* Writes that line about the shim in this process (shim_status.c). */
+void bench_write_status(FILE *out);
 
 /* Starts `tscshim __bench-worker ARGS...` with the shim preloaded and TSCSHIM_FENCE set to
  * fence (0 or 1; -1 leaves it), its stdout on *out. Returns 0, or -1 after one line. */

@@ -1,4 +1,5 @@
 /* The `tscshim` command: one program, one subcommand per job. */
+#include "ab.h"
 #include "cli.h"
 #include "bench.h"
 
@@ -48,6 +49,9 @@ int main(int argc, char **argv)
 	/* Internal: bench re-executes itself under the shim as this; not in the usage. */
 	if (strcmp(command, "__bench-worker") == 0)
 		return command_bench_worker(argc - 1, argv + 1);
+	/* Internal: ab runs it under each variant to learn the shim's decision. */
+	if (strcmp(command, "__ab-decision") == 0)
+		return command_ab_decision(argc - 1, argv + 1);
 	if (strcmp(command, "options") == 0)
 		return command_options(argc - 1, argv + 1);
 	fprintf(stderr, "tscshim: unknown command '%s' (try tscshim --help)\n", command);

@@ -1,0 +1,153 @@
+/* The statistics behind ab's verdict, as pure functions: the median and its
+ * distribution-free confidence interval, outliers by median absolute deviation, and the
+ * wording of the verdict. */
+#include "ab.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const char *const ab_outcome_names[] = {"undecided", "none", "better", "worse"};
+
+static int compare_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The median of sorted values. */
+static double sorted_median(const double *s, size_t n)
+{
+	if (n == 0)
+		return 0;
+	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+}
+
+static double *sorted_copy(const double *v, size_t n)
+{
+	double *s = malloc((n ? n : 1) * sizeof *s);
+	if (!s)
+		return NULL;
+	memcpy(s, v, n * sizeof *s);
+	qsort(s, n, sizeof *s, compare_double);
+	return s;
+}
+
+double ab_median(const double *v, size_t n)
+{
+	double *s = sorted_copy(v, n);
+	double m = s ? sorted_median(s, n) : 0;
+	free(s);
+	return m;
+}
+
+double ab_mad(const double *v, size_t n, double median)
+{
+	double *d = malloc((n ? n : 1) * sizeof *d);
+	if (!d)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		d[i] = v[i] > median ? v[i] - median : median - v[i];
+	double mad = ab_median(d, n);
+	free(d);
+	return 1.4826 * mad;
+}
+
+size_t ab_outliers(const double *v, size_t n, bool *flag)
+{
+	double m = ab_median(v, n), mad = ab_mad(v, n, m);
+	size_t count = 0;
+	for (size_t i = 0; i < n; i++) {
+		double d = v[i] > m ? v[i] - m : m - v[i];
+		flag[i] = mad > 0 ? d > 3 * mad : d > 0;
+		count += flag[i];
+	}
+	return count;
+}
+
+/* The largest k such that P(X <= k - 1) <= 0.025 for X ~ Binomial(n, 1/2): [x(k), x(n+1-k)]
+ * then holds the median with probability 1 - 2 P(X <= k - 1) >= 95 %. Exact up to n = 1000
+ * (2^-1000 is still a normal double), the normal approximation beyond. 0: no such k. */
+static size_t order_statistic(size_t n, double *coverage)
+{
+	if (n > 1000) {
+		double k = (double)n / 2 + 0.5 - 0.979982 * __builtin_sqrt((double)n);
+		*coverage = 0.95;
+		return k >= 1 ? (size_t)k : 0;
+	}
+	double pmf = 1;
+	for (size_t i = 0; i < n; i++)
+		pmf /= 2; /* P(X = 0) */
+	double cdf = 0;
+	size_t k = 0;
+	for (size_t i = 0; i <= n; i++) {
+		if (cdf + pmf > 0.025)
+			break;
+		cdf += pmf; /* P(X <= i) */
+		k = i + 1;
+		pmf = pmf * (double)(n - i) / (double)(i + 1);
+	}
+	*coverage = 1 - 2 * cdf;
+	return k;
+}
+
+static double quantile(const double *sorted, size_t n, double p)
+{
+	/* Nearest rank, as bench_quantile. */
+	size_t rank = (size_t)(p * (double)n + 0.999999999);
+	if (rank > 0)
+		rank--;
+	return sorted[rank < n ? rank : n - 1];
+}
+
+struct ab_interval ab_median_interval(const double *v, size_t n)
+{
+	struct ab_interval r = {.n = n};
+	if (n == 0)
+		return r;
+	double *s = sorted_copy(v, n);
+	if (!s)
+		return r;
+	r.median = sorted_median(s, n);
+	r.p10 = quantile(s, n, 0.10);
+	r.p90 = quantile(s, n, 0.90);
+	size_t k = order_statistic(n, &r.coverage);
+	if (k >= 1) {
+		r.has_interval = true;
+		r.low = s[k - 1];
+		r.high = s[n - k];
+	} else {
+		r.coverage = 0;
+	}
+	free(s);
+	return r;
+}
+
+/* Small factors need a third decimal to say anything. */
+static int decimals(double factor)
+{
+	return factor < 1.1 ? 3 : 2;
+}
+
+enum ab_outcome ab_verdict(const struct ab_interval *ratio, bool higher_is_better, bool is_time,
+			   const char *variant, const char *baseline, char *buf, size_t size)
+{
+	if (!ratio->has_interval) {
+		snprintf(buf, size, "too few pairs for a 95%% interval (%zu, 6 needed): %s/%s median %.3f", ratio->n,
+			 variant, baseline, ratio->median);
+		return AB_UNDECIDED;
+	}
+	if (ratio->low <= 1 && ratio->high >= 1) {
+		snprintf(buf, size, "no difference detected (%.3f-%.3f)", ratio->low, ratio->high);
+		return AB_NO_DIFFERENCE;
+	}
+	bool above = ratio->low > 1; /* the variant's value is larger than the baseline's */
+	bool better = above == higher_is_better;
+	/* Told as a factor >= 1 in the direction of the difference. */
+	double factor = above ? ratio->median : 1 / ratio->median;
+	double lo = above ? ratio->low : 1 / ratio->high, hi = above ? ratio->high : 1 / ratio->low;
+	const char *word = is_time ? (better ? "faster" : "slower") : (better ? "better" : "worse");
+	int d = decimals(lo);
+	snprintf(buf, size, "%s is %.*fx %s than %s (%.*f-%.*f, 95%%)", variant, d, factor, word, baseline, d, lo, d,
+		 hi);
+	return better ? AB_BETTER : AB_WORSE;
+}

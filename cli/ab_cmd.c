@@ -215,9 +215,8 @@ static int check(struct ab_config *c)
 	if (c->ready.tcp_spec && ab_is_ready(&c->ready))
 		return usage_error("--ready %s: something listens there already, before any server started",
 				   c->ready.tcp_spec);
-	if (cli_default_library(c->library, sizeof c->library) != 0 || access(c->library, R_OK) != 0)
-		return usage_error("cannot find libtscshim.so next to this executable%s", "");
-	return 0;
+	/* One line naming every path tried, as run and bench say it. */
+	return cli_find_library("ab", NULL, c->library, sizeof c->library);
 }
 
 static FILE *open_export(const char *path)

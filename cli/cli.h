@@ -19,8 +19,6 @@ int command_ab(int argc, char **argv);
  * relative to this executable, then next to it (the build tree). If none is readable,
  * prints one line naming the paths tried and returns -1 (the caller exits 2). */
 int cli_find_library(const char *command, const char *explicit_path, char *buf, size_t size);
-/* The same without an explicit path and silent (kept until ab calls cli_find_library). */
-int cli_default_library(char *buf, size_t size);
 
 /* run_cmd.c: LD_PRELOAD with library appended. */
 int cli_set_preload(const char *library);

@@ -89,13 +89,6 @@ int cli_find_library(const char *command, const char *explicit_path, char *buf, 
 	return -1;
 }
 
-int cli_default_library(char *buf, size_t size)
-{
-	char tried[2 * PATH_MAX + 8];
-	int error;
-	return find_library(NULL, buf, size, tried, sizeof tried, &error);
-}
-
 int cli_option_value(const char *command, int argc, char **argv, int *i, const char *name,
 		     enum option_id id, struct option_values *values)
 {

@@ -1,0 +1,58 @@
+#include "benefit.h"
+
+#include <math.h>
+#include <stdio.h>
+
+static bool usable(double ns)
+{
+	return isfinite(ns) && ns > 0;
+}
+
+enum kernel_path benefit_kernel_path(const struct cost *c)
+{
+	/* A vDSO read is a few percent of a system call; a kernel clock that is a system call
+	 * costs at least the call itself. Half is far from both. */
+	if (usable(c->kernel_ns) && usable(c->syscall_ns) && c->kernel_ns >= 0.5 * c->syscall_ns)
+		return KERNEL_PATH_SYSCALL;
+	return KERNEL_PATH_VDSO;
+}
+
+const char *kernel_path_name(enum kernel_path path)
+{
+	return path == KERNEL_PATH_SYSCALL ? "syscall" : "vdso";
+}
+
+bool benefit_pays(double kernel_ns, double counter_ns, unsigned min_gain_pct)
+{
+	if (!usable(kernel_ns) || !usable(counter_ns) || min_gain_pct >= 100)
+		return false;
+	return counter_ns <= kernel_ns * (100.0 - min_gain_pct) / 100.0;
+}
+
+/* "2.0x cheaper" or "no gain here (...)": one mode's half of the recommendation. */
+static int judge(char *out, size_t size, const char *mode, double kernel_ns, double counter_ns,
+		 unsigned min_gain_pct, const char *kernel_what, const char *condition)
+{
+	if (!usable(counter_ns) || !usable(kernel_ns))
+		return snprintf(out, size, "%s: not measured", mode);
+	if (benefit_pays(kernel_ns, counter_ns, min_gain_pct))
+		return snprintf(out, size, "%s: %.1fx cheaper than the kernel's clock%s%s", mode,
+				kernel_ns / counter_ns, kernel_what, condition);
+	return snprintf(out, size, "%s: no gain here (the kernel's clock %.1f ns, the counter %.1f ns)",
+			mode, kernel_ns, counter_ns);
+}
+
+void benefit_recommendation(const struct cost *c, unsigned min_gain_pct, char *out, size_t size)
+{
+	if (size == 0)
+		return;
+	const char *what = benefit_kernel_path(c) == KERNEL_PATH_SYSCALL ? ", a system call here" : "";
+	int n = judge(out, size, "fenced", c->kernel_ns, c->fenced_ns, min_gain_pct, what, "");
+	if (n < 0 || (size_t)n >= size)
+		return;
+	n += snprintf(out + n, size - (size_t)n, "; ");
+	if ((size_t)n >= size)
+		return;
+	judge(out + n, size - (size_t)n, "unfenced", c->kernel_ns, c->unfenced_ns, min_gain_pct, what,
+	      ", if order within each thread is enough");
+}

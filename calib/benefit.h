@@ -1,0 +1,38 @@
+/* Whether reading the counter pays here: the benefit gate's and the reports' pure
+ * decisions over measured per-call costs. The measurements themselves are elsewhere (the
+ * shim's gate at load, `tscshim calib`, `tscshim bench`); these functions only judge them,
+ * so that unit tests drive them with synthetic figures. */
+#ifndef CALIB_BENEFIT_H
+#define CALIB_BENEFIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* How the kernel's clock is read on this host. */
+enum kernel_path {
+	KERNEL_PATH_VDSO,    /* in user space (the vDSO): tens of ns */
+	KERNEL_PATH_SYSCALL, /* a system call (Xen, HPET, acpi_pm, an unstable TSC): ~1 us */
+};
+
+/* Per-call costs in ns, each a median of interleaved blocks measured in one run. */
+struct cost {
+	double kernel_ns;   /* the real clock_gettime(CLOCK_MONOTONIC) */
+	double syscall_ns;  /* the clock_gettime system call itself */
+	double fenced_ns;   /* the counter path, ordered reads */
+	double unfenced_ns; /* the counter path, unfenced reads */
+};
+
+/* The kernel's clock is a system call when it costs most of what the system call costs. */
+enum kernel_path benefit_kernel_path(const struct cost *c);
+const char *kernel_path_name(enum kernel_path path); /* "vdso" or "syscall" */
+
+/* True when the counter path costs at least min_gain_pct percent less than the kernel's
+ * clock. Figures that are not positive and finite never pay. */
+bool benefit_pays(double kernel_ns, double counter_ns, unsigned min_gain_pct);
+
+/* One line for people, without a newline, e.g. "fenced: no gain here, the vDSO reads the
+ * clock as cheaply (23.4 ns against 27.6 ns); unfenced: 2.0x cheaper, if order within
+ * each thread is enough". */
+void benefit_recommendation(const struct cost *c, unsigned min_gain_pct, char *out, size_t size);
+
+#endif

@@ -1,0 +1,63 @@
+/* The benefit gate's judgements over synthetic costs: the margin, the kernel's path,
+ * figures that cannot be trusted, and the recommendation's wording. */
+#include "benefit.h"
+#include "unit.h"
+
+#include <math.h>
+#include <string.h>
+
+static void the_margin_is_a_percentage_of_the_kernel(void)
+{
+	CHECK(benefit_pays(100, 95, 5));
+	CHECK(!benefit_pays(100, 95.1, 5));
+	CHECK(benefit_pays(23.4, 10, 5));
+	CHECK(!benefit_pays(23.4, 27.6, 5));
+	CHECK(benefit_pays(23.4, 23.4, 0));
+	CHECK(!benefit_pays(1000, 1, 100)); /* 100 %: never */
+}
+
+static void figures_that_cannot_be_trusted_never_pay(void)
+{
+	CHECK(!benefit_pays(NAN, 10, 5));
+	CHECK(!benefit_pays(100, NAN, 5));
+	CHECK(!benefit_pays(100, 0, 5));
+	CHECK(!benefit_pays(-1, 10, 5));
+	CHECK(!benefit_pays(INFINITY, 10, 5));
+}
+
+static void the_kernel_path_is_told_by_the_system_call(void)
+{
+	struct cost vdso = {.kernel_ns = 23, .syscall_ns = 300, .fenced_ns = 27, .unfenced_ns = 12};
+	struct cost sys = {.kernel_ns = 1050, .syscall_ns = 1000, .fenced_ns = 27, .unfenced_ns = 12};
+	CHECK(benefit_kernel_path(&vdso) == KERNEL_PATH_VDSO);
+	CHECK(benefit_kernel_path(&sys) == KERNEL_PATH_SYSCALL);
+	CHECK(strcmp(kernel_path_name(KERNEL_PATH_SYSCALL), "syscall") == 0);
+	CHECK(strcmp(kernel_path_name(KERNEL_PATH_VDSO), "vdso") == 0);
+}
+
+static void the_recommendation_says_which_mode_pays(void)
+{
+	char line[256];
+	struct cost vdso = {.kernel_ns = 23.4, .syscall_ns = 300, .fenced_ns = 27.6, .unfenced_ns = 11.7};
+	benefit_recommendation(&vdso, 5, line, sizeof line);
+	printf("# %s\n", line);
+	CHECK(strstr(line, "fenced: no gain here") == line);
+	CHECK(strstr(line, "unfenced: 2.0x cheaper") != NULL);
+	CHECK(strstr(line, "if order within each thread is enough") != NULL);
+	struct cost sys = {.kernel_ns = 1050, .syscall_ns = 1000, .fenced_ns = 26.25, .unfenced_ns = 12};
+	benefit_recommendation(&sys, 5, line, sizeof line);
+	printf("# %s\n", line);
+	CHECK(strstr(line, "fenced: 40.0x cheaper than the kernel's clock, a system call here") == line);
+	char tiny[8];
+	benefit_recommendation(&sys, 5, tiny, sizeof tiny);
+	CHECK(strlen(tiny) < sizeof tiny);
+}
+
+int main(void)
+{
+	RUN(the_margin_is_a_percentage_of_the_kernel);
+	RUN(figures_that_cannot_be_trusted_never_pay);
+	RUN(the_kernel_path_is_told_by_the_system_call);
+	RUN(the_recommendation_says_which_mode_pays);
+	return unit_finish();
+}

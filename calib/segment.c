@@ -101,7 +101,7 @@ bool line_agrees(const struct line *l, const struct anchor *a, uint64_t watchdog
 	return true;
 }
 
-static void stop(struct line *next)
+void line_stop(struct line *next)
 {
 	next->active = 0;
 	next->expiry = next->cur.start; /* every read takes the slow path, which passes through */
@@ -138,7 +138,7 @@ void segment_plan(const struct plan_inputs *in, struct plan *out)
 				/* The counter ran ahead of the kernel: it cannot be trusted, and
 				 * following would mean stepping back. Stop serving instead. */
 				out->outcome = PLAN_STOP;
-				stop(next);
+				line_stop(next);
 				return;
 			}
 		}
@@ -203,7 +203,7 @@ void segment_plan(const struct plan_inputs *in, struct plan *out)
 		next->reanchors_in_a_row = old->reanchors_in_a_row + 1;
 		if (next->reanchors_in_a_row >= 3) {
 			out->outcome = PLAN_STOP;
-			stop(next);
+			line_stop(next);
 		}
 	} else {
 		next->reanchors_in_a_row = 0;

@@ -99,6 +99,9 @@ static inline uint64_t line_value(const struct line *l, int k, uint64_t t)
  * cur.start in which segment_value(&prev, ...) alone is line_value(). */
 void line_seal(struct line *l);
 
+/* Makes l inactive: every read takes the slow path, which passes through. */
+void line_stop(struct line *l);
+
 /* A fresh line anchored on the kernel at a, at the calibrated rate. */
 void segment_first(struct line *out, const struct anchor *a, const struct plan_config *cfg);
 

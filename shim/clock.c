@@ -67,6 +67,9 @@ static uint64_t fallback_step_ns; /* a fallback raises the floor by at least thi
 static _Atomic uint64_t shadow_state, shadow_floor;
 
 static _Atomic uint64_t resyncs, reanchors, stops, kernel_reads, lost_writes, largest_error_ns;
+/* Set when serving stopped because the process may now run on CPUs that the verdict did
+ * not cover (its affinity widened after load), for tscshim_status's reason. */
+static _Atomic bool stopped_uncovered;
 
 #ifdef TSCSHIM_TEST_HOOKS
 SHIM_EXPORT void (*tscshim_test_hook)(int point);
@@ -303,7 +306,17 @@ static enum write_result resync(uint64_t w, const struct line *old, uint64_t now
 	struct plan_inputs in = {.old = old, .anchor = &a, .now = now, .cfg = &plan_cfg};
 	struct plan plan;
 	segment_plan(&in, &plan);
+	/* The verdict compared the counters of the CPUs allowed at load; a process whose
+	 * affinity has widened since may run where nothing was compared. One system call
+	 * per re-synchronization (~0.3 us), never on the hot path. */
+	bool uncovered = plan.outcome != PLAN_STOP && !gate_cpu_set_covered();
+	if (uncovered) {
+		plan.outcome = PLAN_STOP;
+		line_stop(&plan.next);
+	}
 	enum write_result r = publish(expected, &plan.next, plan_floor_exempt(&plan), 0);
+	if (r == WRITE_PUBLISHED && uncovered)
+		atomic_store(&stopped_uncovered, true);
 	if (r == WRITE_PUBLISHED)
 		count_plan(&plan);
 	else
@@ -506,4 +519,5 @@ void clock_counters(struct clock_counters *out)
 	out->kernel_reads = atomic_load(&kernel_reads);
 	out->lost_writes = atomic_load(&lost_writes);
 	out->largest_error_ns = atomic_load(&largest_error_ns);
+	out->stopped_uncovered = atomic_load(&stopped_uncovered);
 }

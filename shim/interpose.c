@@ -210,7 +210,13 @@ SHIM_EXPORT int tscshim_status(struct tscshim_status *out)
 	if (gate.active && !cc.active) {
 		static const char stopped[] =
 			"the watchdog stopped serving: the counter and the kernel's clock disagreed";
-		memcpy(out->reason, stopped, sizeof stopped);
+		static const char uncovered[] =
+			"stopped serving: the process may now run on CPUs whose counters the verdict did not compare";
+		_Static_assert(sizeof uncovered <= sizeof out->reason, "the reason fits");
+		if (cc.stopped_uncovered)
+			memcpy(out->reason, uncovered, sizeof uncovered);
+		else
+			memcpy(out->reason, stopped, sizeof stopped);
 	} else {
 		memcpy(out->reason, gate.reason, sizeof out->reason);
 		out->reason[sizeof out->reason - 1] = '\0';

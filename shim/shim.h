@@ -33,6 +33,7 @@ struct clock_counters {
 	uint64_t kernel_reads;  /* reads past a line's hard end answered from the kernel */
 	uint64_t lost_writes;   /* re-synchronizations dropped because another published */
 	int active;
+	bool stopped_uncovered; /* stopped: the affinity widened beyond the verdict's CPUs */
 	uint64_t mult;
 	uint32_t shift;
 };

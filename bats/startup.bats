@@ -78,7 +78,7 @@ EOF
 	[[ "$stderr" == *"machine-wide record saved to $record"* ]]
 	[ "$(stat -c '%u %a' "$record")" = "0 644" ]
 	[ "$(stat -c '%u %a' "$(dirname "$record")")" = "0 755" ]
-	grep -q '^tscshim-cache 2$' "$record"
+	grep -q '^tscshim-cache 3$' "$record"
 	grep -q "^cpus=" "$record"
 
 	mine="$shared/nobody"

@@ -40,6 +40,10 @@ static const struct field fields[] = {
 	FIELD(rate_millihz, FIELD_U64, 0, UINT64_MAX),
 	FIELD(retry_at_ns, FIELD_U64, 0, UINT64_MAX),
 	FIELD(retry_interval_ms, FIELD_U64, 0, CACHE_RETRY_MAX_MS),
+	FIELD(kernel_ps, FIELD_U64, 0, CACHE_COST_MAX_PS),
+	FIELD(syscall_ps, FIELD_U64, 0, CACHE_COST_MAX_PS),
+	FIELD(fenced_ps, FIELD_U64, 0, CACHE_COST_MAX_PS),
+	FIELD(unfenced_ps, FIELD_U64, 0, CACHE_COST_MAX_PS),
 };
 enum { FIELD_COUNT = sizeof fields / sizeof fields[0] };
 

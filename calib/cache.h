@@ -10,7 +10,7 @@
  *
  * The file is small text, every line ending in '\n', exactly as the writer produces it:
  *
- *   tscshim-cache 2
+ *   tscshim-cache 3
  *   <one or more records, each its fields in the order of the field table in cache.c:>
  *   boot_id=<1..39 printable ASCII, no space>
  *   cpu_signature=<decimal u32: CPUID leaf 1 EAX>
@@ -20,6 +20,10 @@
  *   rate_millihz=<decimal u64, 0 = unknown>
  *   retry_at_ns=<decimal u64: an inconclusive record's CLOCK_MONOTONIC time to measure again, else 0>
  *   retry_interval_ms=<decimal u64: the wait that set retry_at_ns, else 0>
+ *   kernel_ps=<decimal u64: per-call cost of the real clock_gettime in ps, 0 = not measured>
+ *   syscall_ps=<the same for the clock_gettime system call>
+ *   fenced_ps=<the same for the shim's counter path, ordered reads>
+ *   unfenced_ps=<the same, unfenced reads>
  *   checksum=<16 lowercase hex digits: FNV-1a 64 over every byte before this line>
  *
  * Decimals are digits only, without sign or leading zeros. Anything else (another order,
@@ -42,7 +46,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CACHE_FORMAT_VERSION 2
+#define CACHE_FORMAT_VERSION 3 /* 3: the benefit gate's costs */
 #define CACHE_MAX_SIZE 4096 /* bytes; a larger file is not ours */
 #define CACHE_RECORDS_MAX 4
 
@@ -59,7 +63,13 @@ struct cache_record {
 	uint64_t rate_millihz;     /* counter rate in mHz, 0 = unknown */
 	uint64_t retry_at_ns;      /* see the format above */
 	uint64_t retry_interval_ms;
+	/* The benefit gate's per-call costs (picoseconds: whole numbers in the file), kept
+	 * so that a warm start does not measure them again; 0 = not measured. */
+	uint64_t kernel_ps, syscall_ps, fenced_ps, unfenced_ps;
 };
+
+/* Costs above this (1 ms a call) are not a clock read: the field is out of range. */
+#define CACHE_COST_MAX_PS 1000000000ull
 
 struct cache_file {
 	uint32_t count;

@@ -38,6 +38,10 @@ const struct option_spec option_table[OPTION_COUNT] = {
 	[OPT_STATS] = {"TSCSHIM_STATS", OPTION_PATH, "", 0, 0, "stderr",
 		"Where each process writes its counters at exit: `stderr`, or an absolute file path, appended to, created mode 0600 by the writing process, in which `%p` stands for the process id and `%%` for `%`; empty: none.",
 		stats_path_check},
+	[OPT_SERVE] = {"TSCSHIM_SERVE", OPTION_CHOICE, "auto", 0, 0, "auto,always",
+		"`auto`: after the reliability gate, serve from the counter only where its path is cheaper than the kernel's clock by `TSCSHIM_MIN_GAIN_PCT` (measured at load in at most ~50 us, kept in the cache); `always`: serve wherever the reliability gate allows (for A/B studies and tests)."},
+	[OPT_MIN_GAIN_PCT] = {"TSCSHIM_MIN_GAIN_PCT", OPTION_UINT, "5", 0, 99, NULL,
+		"With `TSCSHIM_SERVE=auto`: the least saving per call, in percent of the kernel's clock, for which the counter serves."},
 };
 
 static void fail(char *err, size_t err_size, const struct option_spec *spec, const char *text,
@@ -72,6 +76,23 @@ static int parse_uint(const char *text, uint64_t *out)
 	}
 	*out = value;
 	return 0;
+}
+
+/* The index of text among the comma-separated words, or -1. */
+static int parse_choice(const char *text, const char *words, uint64_t *out)
+{
+	size_t len = strlen(text);
+	uint64_t index = 0;
+	for (const char *w = words;; index++) {
+		size_t n = strcspn(w, ",");
+		if (n == len && len && strncmp(w, text, n) == 0) {
+			*out = index;
+			return 0;
+		}
+		if (w[n] == '\0')
+			return -1;
+		w += n + 1;
+	}
 }
 
 static int parse_clocks(const char *text, uint64_t *out)
@@ -134,6 +155,13 @@ int option_parse(struct option_values *values, enum option_id id, const char *te
 		if (parse_clocks(text, &number) != 0) {
 			fail(err, err_size, spec, text,
 			     "expected 'none' or a comma-separated list of monotonic, monotonic_raw, boottime, realtime");
+			return -1;
+		}
+		break;
+	case OPTION_CHOICE:
+		if (parse_choice(text, spec->keyword, &number) != 0) {
+			snprintf(message, sizeof message, "expected one of %s", spec->keyword);
+			fail(err, err_size, spec, text, message);
 			return -1;
 		}
 		break;
@@ -236,7 +264,7 @@ int option_find(const char *name)
 
 static const char *const type_names[] = {
 	[OPTION_BOOL] = "0 or 1", [OPTION_UINT] = "integer",
-	[OPTION_PATH] = "absolute path", [OPTION_CLOCKS] = "clock list"};
+	[OPTION_PATH] = "absolute path", [OPTION_CLOCKS] = "clock list", [OPTION_CHOICE] = "word"};
 
 void options_write_markdown(FILE *out)
 {
@@ -250,6 +278,8 @@ void options_write_markdown(FILE *out)
 				 (unsigned long long)s->max);
 		else if (s->type == OPTION_PATH && s->keyword)
 			snprintf(range, sizeof range, "or `%s`", s->keyword);
+		else if (s->type == OPTION_CHOICE)
+			snprintf(range, sizeof range, "`%s`", s->keyword);
 		fprintf(out, "| `%s` | %s | `%s` | %s | %s |\n", s->name, type_names[s->type],
 			s->default_text[0] ? s->default_text : "(empty)", range, s->doc);
 	}
@@ -281,6 +311,8 @@ void options_write_man(FILE *out)
 		fprintf(out, ".TP\n.B %s\n(%s", s->name, type_names[s->type]);
 		if (s->type == OPTION_UINT)
 			fprintf(out, ", %llu..%llu", (unsigned long long)s->min, (unsigned long long)s->max);
+		if (s->type == OPTION_CHOICE)
+			fprintf(out, ", one of %s", s->keyword);
 		if (s->default_text[0])
 			fprintf(out, ", default \\fB%s\\fR)\n", s->default_text);
 		else

@@ -26,6 +26,8 @@ enum option_id {
 	OPT_CACHE,
 	OPT_SYSTEM_RECORD,
 	OPT_STATS,
+	OPT_SERVE,
+	OPT_MIN_GAIN_PCT,
 	OPTION_COUNT
 };
 
@@ -35,7 +37,11 @@ enum option_type {
 	OPTION_PATH,   /* empty, one of the spec's keywords, or an absolute path shorter than
 			* OPTION_TEXT_MAX; no two path options may name the same file */
 	OPTION_CLOCKS, /* comma-separated clock names, stored as a bit set (enum served_clock) */
+	OPTION_CHOICE, /* one of the words in keyword ("a,b"), stored as its index */
 };
+
+/* OPT_SERVE's words, in the order of its keyword list. */
+enum serve_mode { SERVE_AUTO, SERVE_ALWAYS };
 
 #define OPTION_TEXT_MAX 512
 
@@ -44,7 +50,8 @@ struct option_spec {
 	enum option_type type;
 	const char *default_text;
 	uint64_t min, max; /* OPTION_UINT only */
-	const char *keyword; /* OPTION_PATH: a word accepted instead of a path, or NULL */
+	const char *keyword; /* OPTION_PATH: a word accepted instead of a path, or NULL;
+			      * OPTION_CHOICE: the words, comma-separated */
 	const char *doc;
 	const char *(*check)(const char *text); /* OPTION_PATH: NULL if a path is valid, else why not */
 };

@@ -69,6 +69,14 @@ void report_print_text(FILE *out, const struct calib_report *r)
 		fprintf(out, "rates consistent:    %s (%llu violations)\n",
 			yes_no(a->rate_violations == 0), (unsigned long long)a->rate_violations);
 	}
+	if (r->costed) {
+		const struct cost *c = &r->cost;
+		fprintf(out, "cost per call:       kernel's clock %.1f ns (%s; the system call %.1f ns), "
+			     "counter fenced %.1f ns, unfenced %.1f ns\n",
+			c->kernel_ns, kernel_path_name(benefit_kernel_path(c)), c->syscall_ns,
+			c->fenced_ns, c->unfenced_ns);
+		fprintf(out, "recommendation:      %s\n", r->recommendation);
+	}
 	fprintf(out, "threshold:           TSCSHIM_MAX_SKEW_NS=%llu\n",
 		(unsigned long long)r->max_skew_ns);
 	fprintf(out, "verdict:             %s: %s\n", r->verdict.reliable ? "RELIABLE" : "NOT RELIABLE",
@@ -161,6 +169,17 @@ void report_print_json(FILE *out, const struct calib_report *r)
 		fprintf(out, "\n    ]},\n");
 	} else {
 		fprintf(out, "  \"estimator\": null,\n");
+	}
+	if (r->costed) {
+		const struct cost *c = &r->cost;
+		fprintf(out, "  \"cost\": {\"kernel_ns\": %.1f, \"kernel_path\": \"%s\", \"syscall_ns\": %.1f, "
+			     "\"fenced_ns\": %.1f, \"unfenced_ns\": %.1f, \"recommendation\": ",
+			c->kernel_ns, kernel_path_name(benefit_kernel_path(c)), c->syscall_ns,
+			c->fenced_ns, c->unfenced_ns);
+		json_write_string(out, r->recommendation);
+		fprintf(out, "},\n");
+	} else {
+		fprintf(out, "  \"cost\": null,\n");
 	}
 	fprintf(out, "  \"max_skew_ns\": %llu,\n  \"reliable\": %s,\n  \"reason\": ",
 		(unsigned long long)r->max_skew_ns, r->verdict.reliable ? "true" : "false");

@@ -2,6 +2,7 @@
 #ifndef CALIB_REPORT_H
 #define CALIB_REPORT_H
 
+#include "benefit.h"
 #include "calibrate.h"
 #include "convert.h"
 #include "counter.h"
@@ -22,6 +23,11 @@ struct calib_report {
 	struct conversion conversion;
 	uint64_t max_skew_ns;
 	struct verdict verdict;
+	/* The cost section: per-call figures and the one-line recommendation (costed false:
+	 * not measured, as without a counter or a calibrated rate). */
+	bool costed;
+	struct cost cost;
+	char recommendation[320];
 };
 
 void report_print_text(FILE *out, const struct calib_report *r);

@@ -1,6 +1,7 @@
 /* tscshim calib: the estimator, a long calibration and the verdict, as a report. */
 #include "cli.h"
 
+#include "benefit.h"
 #include "cache.h"
 #include "calibrate.h"
 #include "convert.h"
@@ -176,6 +177,13 @@ int command_calib(int argc, char **argv)
 		} else {
 			fprintf(stderr, "tscshim calib: %s\n", err);
 		}
+	}
+
+	if (report.calibrated) {
+		calib_measure_cost(report.rate.rate_millihz, &report.cost);
+		benefit_recommendation(&report.cost, (unsigned)values.num[OPT_MIN_GAIN_PCT],
+				       report.recommendation, sizeof report.recommendation);
+		report.costed = true;
 	}
 
 	struct verdict_inputs in = {

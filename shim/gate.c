@@ -7,8 +7,12 @@
  *      time means: pass through without measuring);
  *   5. else measured, in a child process within the budget, and cached;
  *   6. the reliability verdict;
- *   7. (the place for a decision whether serving is worth it here);
- *   8. the clock started.
+ *   7. the clock started;
+ *   8. the benefit gate: with TSCSHIM_SERVE=auto the path is closed again (every call
+ *      passes through) unless it costs at least TSCSHIM_MIN_GAIN_PCT percent less than
+ *      the kernel's clock, as measured once per cache record (shim/cost.c);
+ *   9. the record kept: a record measured now, or costs measured for a cached record,
+ *      written to the per-user cache (after step 8, so that the costs go with it).
  *
  * It runs in the constructor of a library preloaded into any program: at most 4 KiB of
  * stack (make stack-usage checks it), no thread, no heap on a warm start, nothing left
@@ -16,6 +20,7 @@
 #define _GNU_SOURCE
 #include "shim.h"
 
+#include "benefit.h"
 #include "cache.h"
 #include "counter.h"
 #include "estimate.h"
@@ -49,7 +54,15 @@ static struct {
 	char note[SAFEFILE_PATH_MAX + 160]; /* what went wrong with the cache, for verbose */
 	char err[SAFEFILE_PATH_MAX + 160];  /* each step's message, one step at a time */
 	char lock_name[SAFEFILE_PATH_MAX + 8];
-} scratch;
+	/* The record the verdict came from (its costs, if it has them), and one to write to
+	 * the per-user cache at keep_path once the benefit gate has run (keep_pending). */
+	const struct cache_record *used;
+	struct cache_record keep;
+	const char *keep_path;
+	bool keep_pending;
+	int lock; /* held from a cold start's measurement until its record is written */
+	char why[TSCSHIM_REASON_SIZE]; /* the benefit gate's reason, being written */
+} scratch = {.lock = -1};
 
 /* One line on stderr, "tscshim: " and the parts. Neither fprintf (for an unbuffered
  * stream glibc formats through an 8 KiB buffer on the stack, which a small stack such as
@@ -57,7 +70,7 @@ static struct {
 static void say(const char *first, ...) __attribute__((sentinel));
 static void say(const char *first, ...)
 {
-	char line[512];
+	char line[1024]; /* the verbose decision with every figure and a cache note */
 	struct text t = text_start(line, sizeof line - 1);
 	text_add(&t, "tscshim: ");
 	va_list ap;
@@ -93,6 +106,7 @@ static void analysis_of(const struct cache_record *rec, struct estimate_analysis
 
 static void use_record(const struct cache_record *rec, const char *source)
 {
+	scratch.used = rec;
 	gate.rate_millihz = rec->rate_millihz;
 	gate.covered = rec->cpus;
 	gate.source = source;
@@ -283,8 +297,9 @@ static void inconclusive(const struct cache_record *rec, const char *detail, str
 	text_add(&t, " s");
 }
 
-/* Steps 2 to 6. Returns true with v filled (reliable or not), false with gate.reason set. */
-static bool decide(const struct option_values *o, struct verdict *v)
+/* Steps 2 to 6. Returns true with v filled (reliable or not), false with gate.reason set.
+ * Out of line, so that its large locals are off the stack when the path is measured. */
+static __attribute__((noinline)) bool decide(const struct option_values *o, struct verdict *v)
 {
 	struct counter_identity id;
 	counter_identify_basic(&id);
@@ -327,8 +342,10 @@ static bool decide(const struct option_values *o, struct verdict *v)
 		}
 		if (rec && rec->estimate_verdict == ESTIMATE_INCONCLUSIVE && verbosity >= 2)
 			say("cache ", path, ": an inconclusive record is due for a retry; measuring", NULL);
-		if (rec && rec->estimate_verdict != ESTIMATE_INCONCLUSIVE)
+		if (rec && rec->estimate_verdict != ESTIMATE_INCONCLUSIVE) {
 			use_record(rec, "from the cache");
+			scratch.keep_path = path;
+		}
 	}
 	int lock = LOCK_NONE;
 	if (!gate.from_cache && path) {
@@ -342,6 +359,7 @@ static bool decide(const struct option_values *o, struct verdict *v)
 				return false;
 			}
 			use_record(rec, "from the cache, after another process measured");
+			scratch.keep_path = path;
 			if (rec->estimate_verdict == ESTIMATE_INCONCLUSIVE) {
 				inconclusive(rec, " on another process's start", v);
 				return true;
@@ -354,10 +372,16 @@ static bool decide(const struct option_values *o, struct verdict *v)
 		struct cache_record fresh;
 		struct measurement m;
 		int rc = measured(o, &key, rec, &fresh, &m);
-		if (rc == 0 && path)
-			write_cache(path, &fresh);
-		if (lock >= 0)
+		if (rc == 0 && path) {
+			/* Written after the benefit gate (keep_record), with its costs. */
+			scratch.keep = fresh;
+			scratch.keep_path = path;
+			scratch.keep_pending = true;
+			scratch.used = &scratch.keep;
+			scratch.lock = lock;
+		} else if (lock >= 0) {
 			close(lock);
+		}
 		if (rc != 0)
 			return false;
 		if (fresh.estimate_verdict == ESTIMATE_INCONCLUSIVE) {
@@ -385,10 +409,126 @@ static bool decide(const struct option_values *o, struct verdict *v)
 	return true;
 }
 
-/* The verbose line: the decision, its figures, and what went wrong with the cache. */
-static void say_decision(uint64_t began)
+/* ---- step 8: the benefit gate ---- */
+
+/* "23.4": ps as ns with one decimal. */
+static void text_add_ps(struct text *t, uint64_t ps)
 {
-	char figures[160];
+	uint64_t tenths = (ps + 50) / 100;
+	text_add_u64(t, tenths / 10);
+	char frac[3] = {'.', (char)('0' + tenths % 10), '\0'};
+	text_add(t, frac);
+}
+
+static struct cost cost_in_ns(const struct cost_ps *c)
+{
+	return (struct cost){.kernel_ns = c->kernel / 1e3, .syscall_ns = c->syscall / 1e3,
+			     .fenced_ns = c->fenced / 1e3, .unfenced_ns = c->unfenced / 1e3};
+}
+
+/* The costs: the record's if it has them, else measured now (on the path just opened)
+ * and put in the record kept for the per-user cache when there is one. */
+static void find_costs(void)
+{
+	const struct cache_record *rec = scratch.used;
+	if (rec && rec->kernel_ps && rec->syscall_ps && rec->fenced_ps && rec->unfenced_ps) {
+		gate.cost = (struct cost_ps){rec->kernel_ps, rec->syscall_ps, rec->fenced_ps,
+					     rec->unfenced_ps};
+		return;
+	}
+	int c = __builtin_ctz(gate.served); /* the first served clock stands for them all */
+	cost_measure(clock_table[c].id, gate.rate_millihz, &gate.cost);
+	gate.cost_measured_now = true;
+	if (!rec || !scratch.keep_path)
+		return; /* root's record (no keep_path) is not ours to write; no cache: every start */
+	if (rec != &scratch.keep)
+		scratch.keep = *rec;
+	scratch.keep.kernel_ps = gate.cost.kernel;
+	scratch.keep.syscall_ps = gate.cost.syscall;
+	scratch.keep.fenced_ps = gate.cost.fenced;
+	scratch.keep.unfenced_ps = gate.cost.unfenced;
+	scratch.keep_pending = true;
+}
+
+/* "the kernel's clock costs 23.4 ns here (a system call), the counter 27.6 ns". */
+static void describe_costs(struct text *t, uint64_t counter_ps)
+{
+	struct cost c = cost_in_ns(&gate.cost);
+	text_add(t, "the kernel's clock costs ");
+	text_add_ps(t, gate.cost.kernel);
+	text_add(t, benefit_kernel_path(&c) == KERNEL_PATH_SYSCALL ? " ns here (a system call), the counter "
+								   : " ns here, the counter ");
+	text_add_ps(t, counter_ps);
+	text_add(t, " ns");
+}
+
+/* With the path open: keeps it (TSCSHIM_SERVE=always, or the counter is cheaper by the
+ * minimum gain) and says why in the reason, or closes it again, costing the hot path
+ * nothing more than a clock the shim does not serve. */
+static __attribute__((noinline)) void benefit_gate(const struct option_values *o)
+{
+	find_costs();
+	uint64_t counter_ps = gate.fenced ? gate.cost.fenced : gate.cost.unfenced;
+	unsigned min_gain = (unsigned)o->num[OPT_MIN_GAIN_PCT];
+	bool pays = benefit_pays(gate.cost.kernel / 1e3, counter_ps / 1e3, min_gain);
+	char *why = scratch.why;
+	struct text t = text_start(why, sizeof scratch.why);
+	if (pays || o->num[OPT_SERVE] == SERVE_ALWAYS) {
+		/* The reliability reason stays first: tests and people look for it. */
+		text_add(&t, gate.reason);
+		text_add(&t, pays ? "; " : "; TSCSHIM_SERVE=always: ");
+		describe_costs(&t, counter_ps);
+		memcpy(gate.reason, why, sizeof gate.reason);
+		return;
+	}
+	clock_close();
+	gate.active = false;
+	gate.not_worth_it = true;
+	text_add(&t, "pass-through: ");
+	describe_costs(&t, counter_ps);
+	text_add(&t, gate.fenced ? " (fenced), not " : " (unfenced), not ");
+	text_add_u64(&t, min_gain);
+	text_add(&t, "% cheaper (TSCSHIM_MIN_GAIN_PCT)");
+	memcpy(gate.reason, why, sizeof gate.reason);
+}
+
+/* Step 9, whatever the verdict: the record measured now, or a cached one with costs. */
+static void keep_record(void)
+{
+	if (scratch.keep_pending)
+		write_cache(scratch.keep_path, &scratch.keep);
+	if (scratch.lock >= 0)
+		close(scratch.lock);
+	scratch.lock = -1;
+}
+
+/* The verbose line's cost part: every figure, where it came from, and the setting. */
+static void say_costs(struct text *t, const struct option_values *o)
+{
+	if (!gate.cost.kernel)
+		return;
+	struct cost c = cost_in_ns(&gate.cost);
+	text_add(t, "; per call: kernel ");
+	text_add_ps(t, gate.cost.kernel);
+	text_add(t, " ns (");
+	text_add(t, kernel_path_name(benefit_kernel_path(&c)));
+	text_add(t, "), system call ");
+	text_add_ps(t, gate.cost.syscall);
+	text_add(t, " ns, fenced ");
+	text_add_ps(t, gate.cost.fenced);
+	text_add(t, " ns, unfenced ");
+	text_add_ps(t, gate.cost.unfenced);
+	text_add(t, gate.cost_measured_now ? " ns, measured now; TSCSHIM_SERVE=" : " ns, from the record; TSCSHIM_SERVE=");
+	text_add(t, o->num[OPT_SERVE] == SERVE_ALWAYS ? "always" : "auto");
+	text_add(t, ", TSCSHIM_MIN_GAIN_PCT=");
+	text_add_u64(t, o->num[OPT_MIN_GAIN_PCT]);
+}
+
+/* The verbose line: the decision, its figures, and what went wrong with the cache. */
+/* Out of line: its buffers stay off the stack of the measurements' deeper calls. */
+static __attribute__((noinline)) void say_decision(uint64_t began, const struct option_values *o)
+{
+	char figures[400];
 	struct text t = text_start(figures, sizeof figures);
 	text_add(&t, " (rate ");
 	text_add_u64(&t, gate.rate_millihz / 1000);
@@ -401,8 +541,12 @@ static void say_decision(uint64_t began)
 	text_add(&t, gate.fenced ? ", fenced" : ", unfenced");
 	text_add(&t, " reads, decided in ");
 	text_add_u64(&t, (refclock_now_ns(CLOCK_MONOTONIC) - began) / 1000);
-	text_add(&t, " us)");
-	say(gate.active ? "serving from the TSC: " : "passing through: ", gate.reason, figures,
+	text_add(&t, " us");
+	say_costs(&t, o);
+	text_add(&t, ")");
+	/* The benefit gate's reason starts "pass-through: ", which the line says already. */
+	const char *reason = gate.reason + (gate.not_worth_it ? strlen("pass-through: ") : 0);
+	say(gate.active ? "serving from the TSC: " : "passing through: ", reason, figures,
 	    scratch.note[0] ? "; cache " : "", scratch.note, NULL);
 }
 
@@ -437,9 +581,6 @@ void gate_run(void)
 			memcpy(gate.reason, v.reason, sizeof gate.reason);
 			gate.reason[sizeof gate.reason - 1] = '\0';
 			gate.max_shift_ns = v.max_shift_ns;
-			/* Step 7 goes here: with the reliability settled, whether serving from the
-			 * counter is worth it on this machine (its measured costs against the
-			 * kernel's clock), which may still pass through with a reason. */
 			if (v.reliable) {
 				struct line_setup setup = {
 					.ns_per_tick = 1e12L / (long double)gate.rate_millihz,
@@ -448,16 +589,19 @@ void gate_run(void)
 					.served = gate.served,
 					.fenced = gate.fenced,
 				};
-				/* Step 8. */
-				if (clock_start(&setup, err, sizeof scratch.err) == 0)
+				/* Steps 7 and 8. */
+				if (clock_start(&setup, err, sizeof scratch.err) == 0) {
 					gate.active = true;
-				else
+					benefit_gate(&o);
+				} else {
 					pass_through(err);
+				}
 			}
 		}
+		keep_record();
 	}
 	if (verbosity >= 1)
-		say_decision(began);
+		say_decision(began, &o);
 }
 
 bool gate_cpu_set_covered(void)

@@ -27,6 +27,18 @@ struct line_setup {
 /* Anchors the first line on the kernel's clocks and opens the TSC path. The hot path,
  * clock_read(), is in line.h. */
 int clock_start(const struct line_setup *setup, char *err, size_t err_size);
+/* Closes the TSC path clock_start opened (the benefit gate found it not worth it): every
+ * call passes through, the counters say inactive. Before main, one thread. */
+void clock_close(void);
+
+/* cost.c: the benefit gate's measurement, after clock_start. Per-call costs in ps of the
+ * real clock_gettime, the system call, and the served path fenced and unfenced, for one
+ * served clock, timed by the counter at rate_millihz: interleaved blocks, medians, about
+ * 50 us at most. Allocation-free, no thread. */
+struct cost_ps {
+	uint64_t kernel, syscall, fenced, unfenced;
+};
+void cost_measure(clockid_t clock, uint64_t rate_millihz, struct cost_ps *out);
 
 struct clock_counters {
 	uint64_t resyncs, reanchors, fallbacks, largest_error_ns;
@@ -51,6 +63,11 @@ struct gate_result {
 	/* Added for the machine-wide record and the CPU-coverage check: */
 	const char *source;       /* where the verdict came from: "from the machine-wide record", "from the cache", "measured now", or "" */
 	struct cpu_mask covered;  /* the CPUs the verdict covers; empty when none */
+	/* The benefit gate: the costs it judged by (all 0 when it did not run), whether they
+	 * were measured by this process, and whether it refused to serve. */
+	struct cost_ps cost;
+	bool cost_measured_now;
+	bool not_worth_it;
 };
 extern struct gate_result gate;
 void gate_run(void);

@@ -72,6 +72,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		REQUIRE(after.num[id] < (1u << SERVED_CLOCK_COUNT));
 		REQUIRE((after.num[id] == 0) == (strcmp(text, "none") == 0));
 		break;
+	case OPTION_CHOICE:
+		REQUIRE(strstr(spec->keyword, text) != NULL && text[0] && !strchr(text, ','));
+		break;
 	case OPTION_PATH:
 		REQUIRE(strlen(text) < OPTION_TEXT_MAX);
 		REQUIRE(after.text[id] == text);

@@ -85,6 +85,10 @@ static struct cache_record sample(void)
 		.estimate_verdict = ESTIMATE_CONSISTENT,
 		.max_shift_ticks = 399,
 		.rate_millihz = 2096008000036ull,
+		.kernel_ps = 23400,
+		.syscall_ps = 412000,
+		.fenced_ps = 27600,
+		.unfenced_ps = 11800,
 	};
 	cpu_mask_add(&r.cpus, 0);
 	cpu_mask_add(&r.cpus, 1);
@@ -131,6 +135,10 @@ static void check_same(const struct cache_record *a, const struct cache_record *
 	CHECK_EQ_U64(a->rate_millihz, b->rate_millihz);
 	CHECK_EQ_U64(a->retry_at_ns, b->retry_at_ns);
 	CHECK_EQ_U64(a->retry_interval_ms, b->retry_interval_ms);
+	CHECK_EQ_U64(a->kernel_ps, b->kernel_ps);
+	CHECK_EQ_U64(a->syscall_ps, b->syscall_ps);
+	CHECK_EQ_U64(a->fenced_ps, b->fenced_ps);
+	CHECK_EQ_U64(a->unfenced_ps, b->unfenced_ps);
 }
 
 /* Writes exactly these bytes, mode 0600. */
@@ -229,7 +237,7 @@ static void format_is_the_documented_text(void)
 	struct cache_file f = one(sample());
 	char buf[CACHE_MAX_SIZE + 1], why[160];
 	int n = cache_format(&f, buf, sizeof buf, why, sizeof why);
-	const char *expect_body = "tscshim-cache 2\n"
+	const char *expect_body = "tscshim-cache 3\n"
 				  "boot_id=0f8e4c2a-6b1d-4e5f-9a3c-7d2b1e0f4a6c\n"
 				  "cpu_signature=11538209\n"
 				  "cpus=3\n"
@@ -237,7 +245,11 @@ static void format_is_the_documented_text(void)
 				  "max_shift_ticks=399\n"
 				  "rate_millihz=2096008000036\n"
 				  "retry_at_ns=0\n"
-				  "retry_interval_ms=0\n";
+				  "retry_interval_ms=0\n"
+				  "kernel_ps=23400\n"
+				  "syscall_ps=412000\n"
+				  "fenced_ps=27600\n"
+				  "unfenced_ps=11800\n";
 	size_t body = strlen(expect_body);
 	CHECK(n > 0 && (size_t)n == strlen(buf));
 	CHECK(strncmp(buf, expect_body, body) == 0);
@@ -319,13 +331,13 @@ static void corrupt_empty_and_garbage(void)
 	expect_corrupt_file("NUL");
 	write_bytes(path, "\n\n\n", 3);
 	expect_corrupt_file("not a tscshim cache");
-	write_bytes(path, "tscshim-cache 2\n", 16);
+	write_bytes(path, "tscshim-cache 3\n", 16);
 	expect_corrupt_file("no checksum line");
-	write_bytes(path, "tscshim-cache 2", 15);
+	write_bytes(path, "tscshim-cache 3", 15);
 	expect_corrupt_file("no final newline");
-	write_with_checksum(path, "tscshim-cache 02\n");
+	write_with_checksum(path, "tscshim-cache 03\n");
 	expect_corrupt_file("not a tscshim cache");
-	write_with_checksum(path, "tscshim-cache 2\n");
+	write_with_checksum(path, "tscshim-cache 3\n");
 	expect_corrupt_file("no record");
 	remove_dir();
 }
@@ -381,7 +393,7 @@ static void corrupt_other_version(void)
 	body[14] = '1';
 	write_with_checksum(path, body);
 	expect_corrupt_file("another format version");
-	body[14] = '3';
+	body[14] = '4';
 	write_with_checksum(path, body);
 	expect_corrupt_file("another format version");
 	remove_dir();
@@ -395,7 +407,7 @@ static void corrupt_fields(void)
 		/* Only the writer's form: every field, once, in the table's order. */
 		{"cpus=", "cpus=3\n", "cpus=3\n", "expected the field estimate_verdict"},
 		{"boot_id=", NULL, NULL, "expected the field boot_id"},
-		{"retry_interval_ms=", NULL, NULL, "a record is cut short"},
+		{"unfenced_ps=", NULL, NULL, "a record is cut short"},
 		{"cpus=", "cpu_signature=1\n", NULL, "expected the field cpus"},
 		{"cpus=", "=3\n", NULL, "expected the field cpus"},
 		{"cpus=", "cpus 3\n", NULL, "expected the field cpus"},
@@ -426,6 +438,8 @@ static void corrupt_fields(void)
 		{"cpu_signature=", "cpu_signature=4294967296\n", NULL, "cpu_signature: out of range"},
 		{"estimate_verdict=", "estimate_verdict=6\n", NULL, "estimate_verdict: out of range"},
 		{"retry_interval_ms=", "retry_interval_ms=320001\n", NULL, "retry_interval_ms: out of range"},
+		{"fenced_ps=", "fenced_ps=1000000001\n", NULL, "fenced_ps: out of range"},
+		{"kernel_ps=", "syscall_ps=1\n", NULL, "expected the field kernel_ps"},
 		{"boot_id=", "boot_id=\n", NULL, "boot_id: expected"},
 		{"boot_id=", "boot_id=a b\n", NULL, "boot_id: expected"},
 		{"boot_id=", "boot_id=0123456789012345678901234567890123456789\n", NULL, "boot_id: expected"},
@@ -445,8 +459,8 @@ static void corrupt_fields(void)
 	/* Five records are one too many; an extra line after the checksum is not allowed. */
 	char good[CACHE_MAX_SIZE], five[6 * CACHE_MAX_SIZE];
 	good_body(good, sizeof good);
-	const char *rec = good + strlen("tscshim-cache 2\n");
-	snprintf(five, sizeof five, "tscshim-cache 2\n%s%s%s%s%s", rec, rec, rec, rec, rec);
+	const char *rec = good + strlen("tscshim-cache 3\n");
+	snprintf(five, sizeof five, "tscshim-cache 3\n%s%s%s%s%s", rec, rec, rec, rec, rec);
 	write_with_checksum(path, five);
 	expect_corrupt_file("more than 4 records");
 	struct cache_file in = one(sample());

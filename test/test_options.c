@@ -90,6 +90,24 @@ static void clock_lists(void)
 	CHECK(parse(OPT_CLOCKS, "monotonic,,realtime") == -1);
 }
 
+static void serve_mode_and_gain(void)
+{
+	options_set_defaults(&values);
+	CHECK_EQ_U64(values.num[OPT_SERVE], SERVE_AUTO);
+	CHECK_EQ_U64(values.num[OPT_MIN_GAIN_PCT], 5);
+	CHECK(parse(OPT_SERVE, "always") == 0 && values.num[OPT_SERVE] == SERVE_ALWAYS);
+	CHECK(parse(OPT_SERVE, "auto") == 0 && values.num[OPT_SERVE] == SERVE_AUTO);
+	CHECK(parse(OPT_SERVE, "") == -1);
+	CHECK(parse(OPT_SERVE, "alway") == -1);
+	CHECK(parse(OPT_SERVE, "auto,always") == -1);
+	CHECK(parse(OPT_SERVE, "ALWAYS") == -1);
+	CHECK(strstr(err, "TSCSHIM_SERVE") != NULL && strstr(err, "auto,always") != NULL);
+	CHECK(parse(OPT_MIN_GAIN_PCT, "0") == 0 && values.num[OPT_MIN_GAIN_PCT] == 0);
+	CHECK(parse(OPT_MIN_GAIN_PCT, "99") == 0 && values.num[OPT_MIN_GAIN_PCT] == 99);
+	CHECK(parse(OPT_MIN_GAIN_PCT, "100") == -1);
+	CHECK(parse(OPT_MIN_GAIN_PCT, "5%") == -1);
+}
+
 static void paths_are_absolute_and_bounded(void)
 {
 	char long_text[OPTION_TEXT_MAX + 10];
@@ -202,6 +220,7 @@ int main(void)
 	RUN(control_characters_are_not_echoed);
 	RUN(booleans_are_zero_or_one);
 	RUN(clock_lists);
+	RUN(serve_mode_and_gain);
 	RUN(paths_are_absolute_and_bounded);
 	RUN(two_paths_may_not_name_one_file);
 	RUN(load_reads_environment_and_stops_at_invalid);

@@ -1,0 +1,85 @@
+#!/usr/bin/env bats
+# The benefit gate: after the reliability gate, the shim serves from the counter only
+# where its path costs TSCSHIM_MIN_GAIN_PCT percent less than the kernel's clock. These
+# tests check decisions, never speeds: a very large minimum gain forces pass-through, and
+# the system-call double (a host without a vDSO clock) makes the counter pay.
+bats_require_minimum_version 1.5.0
+load helpers
+
+PROBE="$ROOT/build/test/probe_clock"
+REFCLOCK="$ROOT/build/test/librefclock.so"
+
+setup() {
+	require_reliable
+	export TSCSHIM_SERVE=auto # helpers.bash forces always for the counter path's tests
+	export TSCSHIM_CACHE="$BATS_TEST_TMPDIR/cache"
+	# A shared machine's load can leave the default estimate inconclusive: give it time.
+	export TSCSHIM_ESTIMATE_BUDGET_US=500000
+}
+
+@test "benefit: passes through where the counter is not cheaper by the minimum gain" {
+	run env TSCSHIM_MIN_GAIN_PCT=99 TSCSHIM_STATS="$BATS_TEST_TMPDIR/stats" LD_PRELOAD="$SHIM" "$PROBE" status
+	echo "$output"; cat "$BATS_TEST_TMPDIR/stats"
+	[[ "$output" == *"active=0"* ]]
+	[[ "$output" == *"reason=pass-through: the kernel's clock costs "*" ns here"*", the counter "*" ns"* ]]
+	grep -q "active=0" "$BATS_TEST_TMPDIR/stats"
+	# Pass-through counts no served call.
+	! grep -Eq " [a-z_]+=[1-9][0-9]*/" "$BATS_TEST_TMPDIR/stats"
+}
+
+@test "benefit: serves where the kernel's clock is a system call (the double)" {
+	TSCTEST_SYSCALL=1 TSCSHIM_STATS="$BATS_TEST_TMPDIR/stats" LD_PRELOAD="$SHIM:$REFCLOCK" \
+		run "$PROBE" status
+	echo "$output"; cat "$BATS_TEST_TMPDIR/stats"
+	[[ "$output" == *"active=1"* ]]
+	[[ "$output" == *"reason=invariant TSC"*"; the kernel's clock costs "*" ns here (a system call), the counter "* ]]
+}
+
+@test "benefit: TSCSHIM_SERVE=always serves whatever the costs" {
+	TSCSHIM_SERVE=always TSCSHIM_MIN_GAIN_PCT=99 TSCSHIM_STATS="$BATS_TEST_TMPDIR/stats" \
+		LD_PRELOAD="$SHIM" run "$PROBE" status
+	echo "$output"
+	[[ "$output" == *"active=1"* ]]
+	[[ "$output" == *"TSCSHIM_SERVE=always: the kernel's clock costs "* ]]
+}
+
+@test "benefit: the costs go into the cache; a warm start takes them from there" {
+	run --separate-stderr env TSCSHIM_VERBOSE=1 TSCSHIM_MIN_GAIN_PCT=99 LD_PRELOAD="$SHIM" "$PROBE" status
+	echo "$stderr"
+	[[ "$stderr" == *"passing through: the kernel's clock costs "*"per call: kernel "*" ns ("*"), system call "*"fenced "*"unfenced "*"measured now; TSCSHIM_SERVE=auto, TSCSHIM_MIN_GAIN_PCT=99"* ]]
+	for f in kernel_ps syscall_ps fenced_ps unfenced_ps; do
+		grep -Eq "^$f=[1-9][0-9]*$" "$TSCSHIM_CACHE"
+	done
+	before=$(cat "$TSCSHIM_CACHE")
+	run --separate-stderr env TSCSHIM_VERBOSE=1 TSCSHIM_SERVE=always LD_PRELOAD="$SHIM" "$PROBE" status
+	echo "$stderr"
+	[[ "$output" == *"from_cache=1"* ]]
+	[[ "$output" == *"active=1"* ]]
+	[[ "$stderr" == *"ns, from the record; TSCSHIM_SERVE=always"* ]]
+	[ "$(cat "$TSCSHIM_CACHE")" = "$before" ]
+}
+
+@test "benefit: calib --json has the cost object, and sees the double's system call" {
+	run --separate-stderr "$TSCSHIM" calib --json "${QUICK[@]}"
+	echo "$output"
+	[[ "$output" =~ \"cost\":\ \{\"kernel_ns\":\ [0-9.]+,\ \"kernel_path\":\ \"vdso\",\ \"syscall_ns\":\ [0-9.]+,\ \"fenced_ns\":\ [0-9.]+,\ \"unfenced_ns\":\ [0-9.]+,\ \"recommendation\":\ \"fenced:\ [^\"]+\;\ unfenced:\ [^\"]+\"\} ]]
+	if command -v python3 >/dev/null; then
+		python3 -c 'import json,sys; c=json.load(sys.stdin)["cost"]; assert set(c)=={"kernel_ns","kernel_path","syscall_ns","fenced_ns","unfenced_ns","recommendation"}' <<<"$output"
+	fi
+	TSCTEST_SYSCALL=1 LD_PRELOAD="$REFCLOCK" run --separate-stderr "$TSCSHIM" calib --json "${QUICK[@]}"
+	[[ "$output" == *'"kernel_path": "syscall"'* ]]
+	run "$TSCSHIM" calib "${QUICK[@]}"
+	[[ "$output" == *"cost per call:       kernel's clock "*" ns ("*"), counter fenced "* ]]
+	[[ "$output" == *"recommendation:      fenced: "* ]]
+}
+
+@test "benefit: bad values of the new variables give one line and pass through" {
+	for setting in TSCSHIM_SERVE=sometimes TSCSHIM_SERVE=Always TSCSHIM_SERVE= \
+		TSCSHIM_MIN_GAIN_PCT=100 TSCSHIM_MIN_GAIN_PCT=5% TSCSHIM_MIN_GAIN_PCT=-1; do
+		env "$setting" LD_PRELOAD="$SHIM" "$PROBE" status >"$BATS_TEST_TMPDIR/out" 2>"$BATS_TEST_TMPDIR/err"
+		cat "$BATS_TEST_TMPDIR/err"
+		[ "$(wc -l <"$BATS_TEST_TMPDIR/err")" -eq 1 ]
+		grep -q "${setting%%=*}: invalid value" "$BATS_TEST_TMPDIR/err"
+		grep -q "active=0" "$BATS_TEST_TMPDIR/out"
+	done
+}

@@ -1,0 +1,96 @@
+/* `tscshim calib`'s cost section: what one call costs through the kernel's clock as this
+ * process reads it (libc's clock_gettime: the vDSO, or whatever a preloaded library puts
+ * in its place), the clock_gettime system call, and the counter path fenced and unfenced.
+ *
+ * The command is not preloaded, so the counter path here is the shim's arithmetic on the
+ * counter (read, subtract, multiply-shift, split into a timespec) without its line's
+ * loads: a nanosecond or two under what the shim's constructor measures for its gate.
+ * Blocks of each are interleaved round by round, timed by CLOCK_MONOTONIC over the whole
+ * block (long enough that its own cost does not matter), and each figure is a median. */
+#define _GNU_SOURCE
+#include "cli.h"
+
+#include "benefit.h"
+#include "convert.h"
+#include "counter.h"
+
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { CALLS = 256, ROUNDS = 31 };
+
+typedef int read_fn(clockid_t, struct timespec *);
+
+static struct conversion conv;
+static uint64_t base;
+
+static __attribute__((noinline)) int path_fenced(clockid_t clock, struct timespec *ts)
+{
+	(void)clock;
+	uint64_t ns = conversion_apply(&conv, counter_read_ordered() - base);
+	ts->tv_sec = (time_t)(ns / 1000000000u);
+	ts->tv_nsec = (long)(ns % 1000000000u);
+	return 0;
+}
+
+static __attribute__((noinline)) int path_unfenced(clockid_t clock, struct timespec *ts)
+{
+	(void)clock;
+	uint64_t ns = conversion_apply(&conv, counter_read_unfenced() - base);
+	ts->tv_sec = (time_t)(ns / 1000000000u);
+	ts->tv_nsec = (long)(ns % 1000000000u);
+	return 0;
+}
+
+static __attribute__((noinline)) int system_call(clockid_t clock, struct timespec *ts)
+{
+	return (int)syscall(SYS_clock_gettime, clock, ts);
+}
+
+static double now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+static double block_ns(read_fn *fn)
+{
+	struct timespec ts;
+	double before = now_ns();
+	for (int i = 0; i < CALLS; i++)
+		fn(CLOCK_MONOTONIC, &ts);
+	return (now_ns() - before) / CALLS;
+}
+
+static int by_value(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v)
+{
+	qsort(v, ROUNDS, sizeof *v, by_value);
+	return v[ROUNDS / 2];
+}
+
+void calib_measure_cost(uint64_t rate_millihz, struct cost *out)
+{
+	static double kernel[ROUNDS], sys[ROUNDS], fenced[ROUNDS], unfenced[ROUNDS];
+	conversion_from_rate(&conv, rate_millihz);
+	base = counter_read_ordered();
+	for (int r = -1; r < ROUNDS; r++) { /* round -1 warms up, uncounted */
+		double k = block_ns(clock_gettime), s = block_ns(system_call);
+		double f = block_ns(path_fenced), u = block_ns(path_unfenced);
+		if (r < 0)
+			continue;
+		kernel[r] = k, sys[r] = s, fenced[r] = f, unfenced[r] = u;
+	}
+	out->kernel_ns = median(kernel);
+	out->syscall_ns = median(sys);
+	out->fenced_ns = median(fenced);
+	out->unfenced_ns = median(unfenced);
+}

@@ -1,0 +1,103 @@
+/* The benefit gate's measurement: what a call costs through the real clock_gettime, the
+ * system call, and the shim's own path, fenced and unfenced, in this process as loaded
+ * (another preloaded library's clock_gettime is the real one here).
+ *
+ * It runs in the constructor after clock_start opened the path, so the served path timed
+ * is the real one (clock_read and, rarely, its slow part) on the real line. Blocks of the
+ * four are interleaved round by round, so that a frequency change or an interruption hits
+ * them alike, and each figure is the median of its rounds; the counter itself is the
+ * timer, its own cost (an empty block) taken off. Rounds stop once about 50 us are spent,
+ * which only a kernel clock that is a system call on a slow host reaches. */
+#define _GNU_SOURCE
+#include "shim.h"
+#include "line.h"
+
+#include <sys/syscall.h>
+#include <unistd.h>
+
+enum {
+	CALLS = 8,          /* per block: long enough to amortize the timer's two reads */
+	SYSCALL_CALLS = 2,  /* the system call costs ~100x more: fewer keep the budget */
+	ROUNDS = 7,         /* the median of 7 shrugs off three interrupted blocks */
+	MIN_ROUNDS = 3,
+	BUDGET_NS = 50000,
+};
+
+typedef int read_fn(clockid_t, struct timespec *);
+
+/* The served path as the entry points take it, without their stats. */
+static __attribute__((noinline)) int served(clockid_t clock, struct timespec *ts)
+{
+	struct pending_read pending = {0, 0};
+	enum read_result r = clock_read(clock, ts, &pending);
+	if (r == READ_SLOW && clock_read_slow(pending.clock, ts, pending.t))
+		return 0;
+	return r == READ_SERVED ? 0 : real_clock_gettime(clock, ts);
+}
+
+static __attribute__((noinline)) int system_call(clockid_t clock, struct timespec *ts)
+{
+	return (int)syscall(SYS_clock_gettime, clock, ts);
+}
+
+/* Ticks for n calls, the timer's two ordered reads included. */
+static uint64_t block(read_fn *fn, clockid_t clock, int n)
+{
+	struct timespec ts;
+	uint64_t before = counter_read_ordered();
+	for (int i = 0; i < n; i++)
+		fn(clock, &ts);
+	uint64_t after = counter_read_ordered();
+	return after > before ? after - before : 0;
+}
+
+static uint64_t median(uint64_t *v, int n)
+{
+	for (int i = 1; i < n; i++) /* insertion sort: seven values */
+		for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
+			uint64_t x = v[j];
+			v[j] = v[j - 1];
+			v[j - 1] = x;
+		}
+	return v[n / 2];
+}
+
+/* ps per call of the median block, the timer's median cost taken off; at least 1 ps, so
+ * that a figure that was measured is never read as "not measured". */
+static uint64_t per_call_ps(uint64_t *ticks, int rounds, uint64_t timer, int n, long double ps_per_tick)
+{
+	uint64_t m = median(ticks, rounds);
+	m = m > timer ? m - timer : 0;
+	uint64_t ps = (uint64_t)((long double)m * ps_per_tick / n + 0.5L);
+	return ps ? ps : 1;
+}
+
+void cost_measure(clockid_t clock, uint64_t rate_millihz, struct cost_ps *out)
+{
+	/* Static: the constructor's stack is small, and this runs once. */
+	static uint64_t empty[ROUNDS], kernel[ROUNDS], sys[ROUNDS], fenced[ROUNDS], unfenced[ROUNDS];
+	long double ps_per_tick = 1e15L / (long double)rate_millihz;
+	uint64_t budget = (uint64_t)(BUDGET_NS * 1000.0L / ps_per_tick);
+	bool mode = clock_config.fenced;
+	/* A first round, not counted, brings code and line into the caches. */
+	block(real_clock_gettime, clock, 1);
+	block(served, clock, 1);
+	uint64_t began = counter_read_ordered();
+	int r = 0;
+	while (r < ROUNDS && (r < MIN_ROUNDS || counter_read_ordered() - began < budget)) {
+		empty[r] = block(served, clock, 0);
+		kernel[r] = block(real_clock_gettime, clock, CALLS);
+		clock_config.fenced = true;
+		fenced[r] = block(served, clock, CALLS);
+		clock_config.fenced = false;
+		unfenced[r] = block(served, clock, CALLS);
+		clock_config.fenced = mode;
+		sys[r] = block(system_call, clock, SYSCALL_CALLS);
+		r++;
+	}
+	uint64_t timer = median(empty, r);
+	out->kernel = per_call_ps(kernel, r, timer, CALLS, ps_per_tick);
+	out->syscall = per_call_ps(sys, r, timer, SYSCALL_CALLS, ps_per_tick);
+	out->fenced = per_call_ps(fenced, r, timer, CALLS, ps_per_tick);
+	out->unfenced = per_call_ps(unfenced, r, timer, CALLS, ps_per_tick);
+}

@@ -1,5 +1,5 @@
-/* Shared by bench, its worker, drift and ab: sample statistics, the child protocol and
- * plotting. Internal to the command. */
+/* tscshim bench, internal: sample statistics, the worker and its protocol, drift and
+ * plotting (which ab uses too). Internal to the command. */
 #ifndef CLI_BENCH_H
 #define CLI_BENCH_H
 
@@ -57,9 +57,6 @@ void bench_write_cell(FILE *out, int variant, int clock, int thread, const struc
 /* The worker (tscshim __bench-worker): the hidden subcommand the child runs. */
 int command_bench_worker(int argc, char **argv);
 
-/* The command's own executable, for re-executing itself. */
-int bench_self_path(char *buf, size_t size);
-
 /* Ticks to ns for batch timing: the shim's calibrated rate when it is loaded, else a short
  * calibration. Returns 0 or -1. */
 int bench_timing_setup(void);
@@ -88,10 +85,6 @@ int bench_spawn_worker(char *const *args, int fence, FILE **out, int *pid);
 /* Waits for the worker; 0 if it exited with status 0, else -1 after one line. */
 int bench_wait_worker(int pid);
 
-/* Matches "--name VALUE" or "--name=VALUE" at argv[*i]: 1 and *value set, 0 if another
- * option, -1 after one line on stderr if the value is missing. */
-int bench_option(const char *command, int argc, char **argv, int *i, const char *name, const char **value);
-
 /* Drift (bench --drift): the child's sampling loop and the parent's report. */
 int bench_drift_worker(double seconds);
 int bench_drift(double seconds, bool json, const char *plot);
@@ -107,12 +100,5 @@ int plot_tempdir(char *dir, size_t size);
 int plot_run(const char *command, const char *dir, const char *script);
 /* "png" or "svg" from the file name; NULL (after one line on stderr) otherwise. */
 const char *plot_terminal(const char *command, const char *file);
-
-/* Parses a whole decimal number in [min, max]. Returns 0 or -1. */
-int bench_parse_long(const char *text, long min, long max, long *out);
-int bench_parse_double(const char *text, double min, double max, double *out);
-
-/* JSON string escaping for free text (reasons, commands). */
-void json_string(FILE *out, const char *s);
 
 #endif

@@ -5,6 +5,9 @@
 #define _GNU_SOURCE
 #include "bench.h"
 #include "cli.h"
+#include "util.h"
+
+#include "report.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -154,7 +157,7 @@ static void print_shim_json(const struct bench_shim_status *s)
 	printf("{\"loaded\": %s, \"active\": %s, \"fenced\": %s, \"rate_hz\": %.3f, \"reason\": ",
 	       s->loaded ? "true" : "false", s->active ? "true" : "false", s->fenced ? "true" : "false",
 	       (double)s->rate_millihz / 1000.0);
-	json_string(stdout, s->reason);
+	json_write_string(stdout, s->reason);
 	printf("}");
 }
 
@@ -258,36 +261,36 @@ int command_bench(int argc, char **argv)
 		const char *value;
 		int m;
 		long n;
-		if ((m = bench_option("bench", argc, argv, &i, "--calls", &value)) != 0) {
+		if ((m = cli_option_text("bench", argc, argv, &i, "--calls", &value)) != 0) {
 			if (m < 0)
 				return EXIT_USAGE;
-			if (bench_parse_long(value, 64, 1000000000, &n) != 0) {
+			if (cli_parse_long(value, 64, 1000000000, &n) != 0) {
 				fprintf(stderr, "tscshim bench: --calls '%s': need a whole number in 64..1000000000\n", value);
 				return EXIT_USAGE;
 			}
 			w.calls = n;
 			work_options = true;
-		} else if ((m = bench_option("bench", argc, argv, &i, "--threads", &value)) != 0) {
+		} else if ((m = cli_option_text("bench", argc, argv, &i, "--threads", &value)) != 0) {
 			if (m < 0)
 				return EXIT_USAGE;
-			if (bench_parse_long(value, 1, 256, &n) != 0) {
+			if (cli_parse_long(value, 1, 256, &n) != 0) {
 				fprintf(stderr, "tscshim bench: --threads '%s': need a whole number in 1..256\n", value);
 				return EXIT_USAGE;
 			}
 			w.threads = (int)n;
 			work_options = true;
-		} else if ((m = bench_option("bench", argc, argv, &i, "--drift", &value)) != 0) {
+		} else if ((m = cli_option_text("bench", argc, argv, &i, "--drift", &value)) != 0) {
 			if (m < 0)
 				return EXIT_USAGE;
-			if (bench_parse_double(value, 0.1, 86400, &drift) != 0) {
+			if (cli_parse_double(value, 0.1, 86400, &drift) != 0) {
 				fprintf(stderr, "tscshim bench: --drift '%s': need seconds in 0.1..86400\n", value);
 				return EXIT_USAGE;
 			}
-		} else if ((m = bench_option("bench", argc, argv, &i, "--plot", &value)) != 0) {
+		} else if ((m = cli_option_text("bench", argc, argv, &i, "--plot", &value)) != 0) {
 			if (m < 0 || !(terminal = plot_terminal("bench", value)))
 				return EXIT_USAGE;
 			plot_file = value;
-		} else if ((m = bench_option("bench", argc, argv, &i, "--library", &value)) != 0) {
+		} else if ((m = cli_option_text("bench", argc, argv, &i, "--library", &value)) != 0) {
 			if (m < 0)
 				return EXIT_USAGE;
 			library_option = value;

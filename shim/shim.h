@@ -3,6 +3,7 @@
 #define SHIM_SHIM_H
 
 #include "options.h"
+#include "stats_line.h"
 #include "system.h"
 #include "tscshim.h"
 
@@ -57,8 +58,7 @@ void gate_run(void);
  * sched_getaffinity system call (about 0.3 us), meant for each re-synchronization. */
 bool gate_cpu_set_covered(void);
 
-/* stats.c: counts per served clock (enum served_clock), and one slot for every other. */
-enum { STAT_OTHER = SERVED_CLOCK_COUNT, STAT_CLOCKS };
+/* stats.c: counts per slot of stats_line.h (each served clock, and one for every other). */
 extern bool stats_enabled;
 void stats_count(unsigned clock, bool served);
 void stats_setup(const char *destination);

@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "util.h"
 
+#include "benefit.h"
 #include "report.h"
 
 #include <limits.h>
@@ -102,6 +103,28 @@ static double ratio_floor(struct results *r, int v, int c, int t)
 	return base > 0 ? cell_at(r, v, c, t)->p50 / base : 0;
 }
 
+/* The verdict weighs the shim against the kernel on CLOCK_MONOTONIC, all threads together:
+ * the clock most programs read, and the one the shim's benefit gate measures too. */
+enum { VERDICT_MIN_GAIN_PCT = 5 };
+
+static struct cost verdict_cost(struct results *r)
+{
+	return (struct cost){
+		.kernel_ns = cell_at(r, V_REAL, C_MONOTONIC, -1)->p50,
+		.syscall_ns = cell_at(r, V_SYSCALL, C_MONOTONIC, -1)->p50,
+		.fenced_ns = cell_at(r, V_SHIM_FENCED, C_MONOTONIC, -1)->p50,
+		.unfenced_ns = cell_at(r, V_SHIM_UNFENCED, C_MONOTONIC, -1)->p50,
+	};
+}
+
+/* The kernel's path and the recommendation, from this run's own figures. */
+static void verdict_text(struct results *r, const char **kernel_path, char *recommendation, size_t size)
+{
+	struct cost c = verdict_cost(r);
+	*kernel_path = kernel_path_name(benefit_kernel_path(&c));
+	benefit_recommendation(&c, VERDICT_MIN_GAIN_PCT, recommendation, size);
+}
+
 static void thread_name(char *buf, size_t size, int t)
 {
 	if (t < 0)
@@ -133,6 +156,11 @@ static void print_table(struct results *r, const struct bench_work *w)
 				       x->p99, x->p999, x->max, ratio_real(r, v, c, t), ratio_floor(r, v, c, t));
 			}
 	printf("ns per call; x real, x floor: p50 over the real function's, over the floor's p50\n");
+	const char *kernel_path;
+	char recommendation[512];
+	verdict_text(r, &kernel_path, recommendation, sizeof recommendation);
+	printf("verdict: CLOCK_MONOTONIC p50, the kernel's clock through the %s; %s\n", kernel_path,
+	       recommendation);
 }
 
 static void print_csv(struct results *r, const struct bench_work *w)
@@ -189,7 +217,14 @@ static void print_json(struct results *r, const struct bench_work *w)
 				       ratio_real(r, v, c, t), ratio_floor(r, v, c, t));
 				sep = ",\n";
 			}
-	printf("\n]}\n");
+	const char *kernel_path;
+	char recommendation[512];
+	verdict_text(r, &kernel_path, recommendation, sizeof recommendation);
+	printf("\n],\n \"verdict\": {\"kernel_path\": ");
+	json_write_string(stdout, kernel_path);
+	printf(", \"recommendation\": ");
+	json_write_string(stdout, recommendation);
+	printf("}}\n");
 }
 
 /* One CDF panel per clock, one line per variant (all threads together). */

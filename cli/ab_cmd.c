@@ -13,6 +13,7 @@
 #include "ab.h"
 #include "bench.h"
 #include "cli.h"
+#include "plot.h"
 #include "util.h"
 
 #include <errno.h>

@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include "bench.h"
 #include "cli.h"
+#include "plot.h"
 #include "util.h"
 
 #include "benefit.h"

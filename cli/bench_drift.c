@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include "bench.h"
 #include "cli.h"
+#include "plot.h"
 
 #include "report.h"
 

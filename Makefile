@@ -27,7 +27,7 @@ CALIB_OBJ := $(CALIB_SRC:%.c=$(B)/%.o)
 CLI_OBJ   := $(CLI_SRC:%.c=$(B)/%.o)
 SHIM_OBJ  := $(SHIM_SRC:%.c=$(B)/%.o)
 TEST_BIN  := $(TEST_SRC:test/%.c=$(B)/test/%)
-PROBE_SRC := $(wildcard test/probe_*.c) test/bench_clock.c
+PROBE_SRC := $(wildcard test/probe_*.c)
 PROBE_BIN := $(PROBE_SRC:test/%.c=$(B)/test/%)
 TESTLIB_SRC := $(wildcard test/lib_*.c)
 TESTLIB_BIN := $(TESTLIB_SRC:test/lib_%.c=$(B)/test/lib%.so)
@@ -85,14 +85,10 @@ $(B)/test/test_ab_stats: test/test_ab_stats.c test/unit.h $(AB_PURE_OBJ) $(B)/li
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Icli $< $(AB_PURE_OBJ) $(B)/libtsccalib.a -o $@ $(LDLIBS)
 
-# Programs run under the shim by the bats tests and benchmarks: plain executables (the
-# benchmark uses calib's inline counter and conversion headers for its floor).
+# Programs run under the shim by the bats tests: plain executables.
 $(B)/test/probe_%: test/probe_%.c include/tscshim.h test/kernel_clock.h shim/test_points.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Ishim $< -o $@ -pthread -ldl
-$(B)/test/bench_clock: test/bench_clock.c $(B)/libtsccalib.a
-	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $< $(B)/libtsccalib.a -o $@ -pthread -ldl
 
 $(B)/test/lib%.so: test/lib_%.c
 	@mkdir -p $(dir $@)
@@ -157,12 +153,11 @@ deb:
 figures-calib: all
 	test/figures-calib.sh 20
 
-# Speed: every variant in one run, fenced then unfenced (TSCSHIM_SERVE=always: the
-# counter path is measured even where the benefit gate would pass through); start-up:
-# paired /bin/true runs.
-bench: all $(B)/test/bench_clock
-	TSCSHIM_SERVE=always LD_PRELOAD=$(CURDIR)/$(B)/libtscshim.so $(B)/test/bench_clock
-	TSCSHIM_SERVE=always TSCSHIM_FENCE=0 LD_PRELOAD=$(CURDIR)/$(B)/libtscshim.so $(B)/test/bench_clock
+# Speed: `tscshim bench` (every clock and variant in one run, the shim fenced and unfenced,
+# the floor, and a verdict; TSCSHIM_SERVE=always, so that the counter path is measured
+# even where the benefit gate would pass through); start-up: paired /bin/true runs.
+bench: all
+	TSCSHIM_SERVE=always $(B)/tscshim bench --library $(CURDIR)/$(B)/libtscshim.so
 	test/bench-startup.sh 50
 
 .PHONY: figures-calib bench

@@ -157,6 +157,13 @@ assert all(r["signal"] == 15 and r["exit_status"] is None and not r["ok"] for r 
 	[ "$(printf '%s\n' "$stderr" | grep -cx '}{ ]')" -eq 2 ]
 }
 
+@test "ab: --help prints the usage on stdout and exits 0, running nothing" {
+	run --separate-stderr "$TSCSHIM" ab -n 3 --help -- /bin/false
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" == "usage: tscshim ab [OPTIONS] -- COMMAND [ARGS...]" ]]
+	[ -z "$stderr" ]
+}
+
 @test "ab: bad arguments exit 2 with one line naming them" {
 	usage_error "'--frobnicate'" ab --frobnicate -- true
 	usage_error "-n '0'" ab -n 0 -- true

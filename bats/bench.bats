@@ -42,6 +42,21 @@ for r in d["results"]:
 ' "$output"
 }
 
+@test "bench: the last line is a verdict on fenced and unfenced, and --json has it too" {
+	run --separate-stderr "$TSCSHIM" bench --calls 640
+	[ "$status" -eq 0 ]
+	[[ "${lines[-1]}" == "verdict: CLOCK_MONOTONIC p50, the kernel's clock through the "* ]]
+	[[ "${lines[-1]}" == *"fenced: "*"; unfenced: "* ]]
+	run --separate-stderr "$TSCSHIM" bench --calls 640 --json
+	[ "$status" -eq 0 ]
+	python3 -c '
+import json, sys
+v = json.loads(sys.argv[1])["verdict"]
+assert v["kernel_path"] in ("vdso", "syscall"), v
+assert v["recommendation"].startswith("fenced: ") and "; unfenced: " in v["recommendation"], v
+' "$output"
+}
+
 @test "bench: --threads 2 reports each thread and all together" {
 	run --separate-stderr "$TSCSHIM" bench --calls 640 --threads 2 --json
 	[ "$status" -eq 0 ]

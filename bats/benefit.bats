@@ -59,6 +59,18 @@ setup() {
 	[ "$(cat "$TSCSHIM_CACHE")" = "$before" ]
 }
 
+@test "benefit: costs cached by a plain run are measured again when another library makes the clock a system call" {
+	run --separate-stderr env TSCSHIM_VERBOSE=1 LD_PRELOAD="$SHIM" "$PROBE" status
+	echo "$stderr"
+	grep -Eq "^kernel_ps=[1-9][0-9]*$" "$TSCSHIM_CACHE"
+	run --separate-stderr env TSCSHIM_VERBOSE=1 TSCTEST_SYSCALL=1 LD_PRELOAD="$SHIM:$REFCLOCK" "$PROBE" status
+	echo "$output"; echo "$stderr"
+	[[ "$output" == *"from_cache=1"* ]]
+	[[ "$stderr" == *"measured now;"* ]]
+	[[ "$output" == *"active=1"* ]]
+	[[ "$output" == *"(a system call)"* ]]
+}
+
 @test "benefit: calib --json has the cost object, and sees the double's system call" {
 	run --separate-stderr "$TSCSHIM" calib --json "${QUICK[@]}"
 	echo "$output"

@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include "cache.h"
 
+#include "decimal.h"
 #include "estimate.h"
 #include "text.h"
 
@@ -208,19 +209,9 @@ int cache_format(const struct cache_file *file, char *buf, size_t size, char *wh
  * Returns 0, -1 for anything else, -2 for a number above UINT64_MAX. */
 static int parse_u64(const char *s, size_t len, uint64_t *out)
 {
-	if (len == 0 || (len > 1 && s[0] == '0'))
+	if (len > 1 && s[0] == '0')
 		return -1;
-	uint64_t value = 0;
-	for (size_t i = 0; i < len; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return -1;
-		unsigned digit = (unsigned)(s[i] - '0');
-		if (value > (UINT64_MAX - digit) / 10)
-			return -2;
-		value = value * 10 + digit;
-	}
-	*out = value;
-	return 0;
+	return decimal_parse_u64(s, len, out);
 }
 
 static int parse_hex64(const char *s, size_t len, uint64_t *out)

@@ -1,4 +1,6 @@
 #include "options.h"
+
+#include "decimal.h"
 #include "stats_path.h"
 
 #include <errno.h>
@@ -58,24 +60,6 @@ static void fail(char *err, size_t err_size, const struct option_spec *spec, con
 	shown[n] = '\0';
 	snprintf(err, err_size, "%s: invalid value '%s%s': %s", spec->name, shown,
 		 text[n] ? "..." : "", why);
-}
-
-/* Whole string, decimal digits only: no sign, no space, no base prefix, no overflow. */
-static int parse_uint(const char *text, uint64_t *out)
-{
-	uint64_t value = 0;
-	if (*text == '\0')
-		return -1;
-	for (const char *p = text; *p; p++) {
-		if (*p < '0' || *p > '9')
-			return -1;
-		unsigned digit = (unsigned)(*p - '0');
-		if (value > (UINT64_MAX - digit) / 10)
-			return -2;
-		value = value * 10 + digit;
-	}
-	*out = value;
-	return 0;
 }
 
 /* The index of text among the comma-separated words, or -1. */
@@ -138,7 +122,7 @@ int option_parse(struct option_values *values, enum option_id id, const char *te
 		number = text[0] == '1';
 		break;
 	case OPTION_UINT: {
-		int rc = parse_uint(text, &number);
+		int rc = decimal_parse_u64(text, strlen(text), &number);
 		if (rc == -1) {
 			fail(err, err_size, spec, text, "expected a whole decimal number");
 			return -1;

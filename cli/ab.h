@@ -11,6 +11,7 @@
 #define CLI_AB_H
 
 #include "options.h"
+#include "stats_line.h"
 
 #include <regex.h>
 #include <signal.h>
@@ -148,8 +149,8 @@ int ab_wait_ready(const struct ab_ready *r, struct ab_child *server, char *err, 
 
 /* ---- the run ---- */
 
-enum { AB_CLOCKS = 5 };
-extern const char *const ab_clock_names[AB_CLOCKS];
+/* The clocks of the stats line, named by stats_clock_name(). */
+enum { AB_CLOCKS = STAT_CLOCKS };
 
 /* The TSCSHIM_STATS lines of a run's processes, summed. */
 struct ab_tsc {

@@ -13,6 +13,8 @@
 #include "ab.h"
 #include "bench.h"
 #include "cli.h"
+#include "plot.h"
+#include "util.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -76,7 +78,7 @@ static int usage_error(const char *fmt, const char *value)
 
 static int parse_seconds(const char *name, const char *value, double *out)
 {
-	if (bench_parse_double(value, 0.001, 86400, out) != 0) {
+	if (cli_parse_double(value, 0.001, 86400, out) != 0) {
 		fprintf(stderr, "tscshim ab: %s '%s': need seconds in 0.001..86400\n", name, value);
 		return -1;
 	}
@@ -120,7 +122,7 @@ static int take_value(struct ab_config *c, const struct value_option *opt, const
 	char *field = (char *)c + opt->offset;
 	switch (opt->kind) {
 	case V_COUNT:
-		if (bench_parse_long(value, opt->min, 100000, (long *)(void *)field) != 0) {
+		if (cli_parse_long(value, opt->min, 100000, (long *)(void *)field) != 0) {
 			fprintf(stderr, "tscshim ab: %s '%s': need a whole number in %ld..100000\n", opt->name, value,
 				opt->min);
 			return -1;
@@ -161,6 +163,10 @@ static int take_value(struct ab_config *c, const struct value_option *opt, const
 	return -1;
 }
 
+/* What parse() found: options to run with, or --help (usage printed, nothing to run). */
+enum { PARSED_RUN = 0, PARSED_HELP = 1 };
+
+/* PARSED_RUN or PARSED_HELP; -1 after one line on stderr. */
 static int parse(int argc, char **argv, struct ab_config *c, const struct option_values *environment)
 {
 	int i = 1;
@@ -172,7 +178,7 @@ static int parse(int argc, char **argv, struct ab_config *c, const struct option
 		}
 		int matched = 0;
 		for (size_t k = 0; k < sizeof value_options / sizeof *value_options && !matched; k++) {
-			matched = bench_option("ab", argc, argv, &i, value_options[k].name, &value);
+			matched = cli_option_text("ab", argc, argv, &i, value_options[k].name, &value);
 			if (matched < 0 || (matched > 0 && take_value(c, &value_options[k], value, environment) != 0))
 				return -1;
 		}
@@ -186,7 +192,7 @@ static int parse(int argc, char **argv, struct ab_config *c, const struct option
 			c->drop_outliers = true;
 		} else if (strcmp(arg, "--help") == 0) {
 			ab_usage(stdout);
-			exit(0);
+			return PARSED_HELP;
 		} else {
 			fprintf(stderr, "tscshim ab: unknown option '%s' (usage: tscshim ab [OPTIONS] -- COMMAND [ARGS...])\n", arg);
 			return -1;
@@ -195,7 +201,7 @@ static int parse(int argc, char **argv, struct ab_config *c, const struct option
 	if (i >= argc)
 		return usage_error("no command given (usage: tscshim ab [OPTIONS] -- COMMAND [ARGS...])%s", "");
 	c->cmd = argv + i;
-	return 0;
+	return PARSED_RUN;
 }
 
 /* What cannot be told from one option alone. */
@@ -388,7 +394,10 @@ int command_ab(int argc, char **argv)
 	}
 	if (cli_load_environment("ab", &environment) != 0)
 		return EXIT_USAGE;
-	if (parse(argc, argv, &c, &environment) != 0 || check(&c) != 0)
+	int parsed = parse(argc, argv, &c, &environment);
+	if (parsed == PARSED_HELP)
+		return 0;
+	if (parsed != PARSED_RUN || check(&c) != 0)
 		return EXIT_USAGE;
 	FILE *json_file = open_export(c.export_json), *markdown_file = open_export(c.export_markdown);
 	struct ab_run *runs = calloc((size_t)(c.runs * c.variants), sizeof *runs);

@@ -4,6 +4,8 @@
 #include "ab.h"
 #include "bench.h"
 
+#include "report.h"
+
 #include "tscshim.h"
 
 #include <stdlib.h>
@@ -320,12 +322,15 @@ static void print_tsc(FILE *out, const struct ab_config *c, const struct ab_summ
 		fprintf(out, "%s, all runs%s: TSC served %llu of %llu clock calls (", c->variant[v].name,
 			c->server ? " (server)" : "", ab_tsc_served(t), ab_tsc_total(t));
 		for (int k = 0; k < AB_CLOCKS; k++)
-			fprintf(out, "%s%s %llu/%llu", k ? ", " : "", ab_clock_names[k], t->served[k], t->total[k]);
+			fprintf(out, "%s%s %llu/%llu", k ? ", " : "", stats_clock_name(k), t->served[k], t->total[k]);
 		fprintf(out, "); %d of %d process(es) served by the TSC\n", t->active, t->lines);
 		const struct ab_decision *d = &c->decision[v];
+		/* The benefit gate's reason starts "pass-through: ..." itself: said once. */
+		bool says_it = strncmp(d->reason, "pass-through", 12) == 0;
 		if (d->known)
-			fprintf(out, "%s, the shim's decision: %s: %s\n", c->variant[v].name,
-				d->active ? "serving from the TSC" : "passing through", d->reason);
+			fprintf(out, "%s, the shim's decision: %s%s%s\n", c->variant[v].name,
+				says_it ? "" : d->active ? "serving from the TSC" : "passing through",
+				says_it ? "" : ": ", d->reason);
 	}
 }
 
@@ -351,7 +356,7 @@ static void json_tsc(FILE *out, const struct ab_tsc *t)
 	fprintf(out, "{\"served\": %llu, \"total\": %llu, \"stats_lines\": %d, \"processes_served\": %d",
 		ab_tsc_served(t), ab_tsc_total(t), t->lines, t->active);
 	for (int k = 0; k < AB_CLOCKS; k++)
-		fprintf(out, ", \"%s\": {\"served\": %llu, \"total\": %llu}", ab_clock_names[k], t->served[k], t->total[k]);
+		fprintf(out, ", \"%s\": {\"served\": %llu, \"total\": %llu}", stats_clock_name(k), t->served[k], t->total[k]);
 	fputc('}', out);
 }
 
@@ -360,7 +365,7 @@ static void json_variant(FILE *out, const struct ab_config *c, const struct ab_r
 {
 	const struct ab_variant *var = &c->variant[v];
 	fprintf(out, "  {\"name\": ");
-	json_string(out, var->name);
+	json_write_string(out, var->name);
 	fprintf(out, ", \"shim\": %s, \"settings\": {", var->shim ? "true" : "false");
 	int shown = 0;
 	for (int id = 0; id < OPTION_COUNT && var->shim; id++) {
@@ -368,7 +373,7 @@ static void json_variant(FILE *out, const struct ab_config *c, const struct ab_r
 		if (!value || id == OPT_STATS)
 			continue;
 		fprintf(out, "%s\"%s\": ", shown++ ? ", " : "", option_table[id].name);
-		json_string(out, value);
+		json_write_string(out, value);
 	}
 	fprintf(out, "}, \"settings_from_variant\": [");
 	shown = 0;
@@ -382,7 +387,7 @@ static void json_variant(FILE *out, const struct ab_config *c, const struct ab_r
 	} else {
 		fprintf(out, "{\"served\": %s, \"fenced\": %s, \"rate_hz\": %.3f, \"reason\": ", d->active ? "true" : "false",
 			d->fenced ? "true" : "false", (double)d->rate_millihz / 1000);
-		json_string(out, d->reason);
+		json_write_string(out, d->reason);
 		fputc('}', out);
 	}
 	fprintf(out, ",\n   \"wall_s\": {\"min\": %.6f, \"median\": %.6f, \"max\": %.6f, \"n\": %zu}", s->q[0][v].min,
@@ -425,9 +430,9 @@ static void json_comparisons(FILE *out, const struct ab_config *c, const struct 
 		for (int v = 1; v < c->variants; v++) {
 			const struct ab_interval *r = &s->ratio[q][v];
 			fprintf(out, "%s\n  {\"quantity\": \"%s\", \"variant\": ", shown++ ? "," : "", ab_quantity_name(c, q));
-			json_string(out, c->variant[v].name);
+			json_write_string(out, c->variant[v].name);
 			fprintf(out, ", \"baseline\": ");
-			json_string(out, c->variant[0].name);
+			json_write_string(out, c->variant[0].name);
 			fprintf(out, ", \"better\": \"%s\", \"pairs\": %zu, \"ratio\": {\"median\": %.6f, \"p10\": %.6f, "
 				     "\"p90\": %.6f, ",
 				higher_is_better(c, q) ? "higher" : "lower", r->n, r->median, r->p10, r->p90);
@@ -436,7 +441,7 @@ static void json_comparisons(FILE *out, const struct ab_config *c, const struct 
 			else
 				fprintf(out, "\"low\": null, \"high\": null, \"coverage\": null}");
 			fprintf(out, ", \"difference\": \"%s\", \"verdict\": ", ab_outcome_names[s->outcome[q][v]]);
-			json_string(out, s->verdict[q][v]);
+			json_write_string(out, s->verdict[q][v]);
 			fputc('}', out);
 		}
 }
@@ -445,7 +450,7 @@ static void json_optional(FILE *out, const char *key, const char *value)
 {
 	fprintf(out, ", \"%s\": ", key);
 	if (value)
-		json_string(out, value);
+		json_write_string(out, value);
 	else
 		fprintf(out, "null");
 }
@@ -453,7 +458,7 @@ static void json_optional(FILE *out, const char *key, const char *value)
 static void json_run(FILE *out, const struct ab_config *c, const struct ab_run *r)
 {
 	fprintf(out, "  {\"pair\": %d, \"side\": ", r->pair);
-	json_string(out, c->variant[r->variant].name);
+	json_write_string(out, c->variant[r->variant].name);
 	fprintf(out, ", \"wall_s\": %.6f, \"user_s\": %.6f, \"sys_s\": %.6f, \"exit_status\": ", r->wall, r->user, r->sys);
 	if (WIFEXITED(r->status) && !r->timed_out)
 		fprintf(out, "%d, \"signal\": null", WEXITSTATUS(r->status));
@@ -475,7 +480,7 @@ static void json_run(FILE *out, const struct ab_config *c, const struct ab_run *
 			ab_tsc_served(&r->tsc), ab_tsc_total(&r->tsc), r->tsc.active, r->tsc.lines);
 	if (c->server) {
 		fprintf(out, ", \"server\": {\"stop\": ");
-		json_string(out, r->server_stop);
+		json_write_string(out, r->server_stop);
 		if (c->variant[r->variant].shim)
 			fprintf(out, ", \"tsc_served\": %llu, \"clock_calls\": %llu, \"processes_served\": %d",
 				ab_tsc_served(&r->server_tsc), ab_tsc_total(&r->server_tsc), r->server_tsc.active);
@@ -490,7 +495,7 @@ void ab_print_json(FILE *out, const struct ab_config *c, const struct ab_run *ru
 	for (char **a = c->cmd; *a; a++) {
 		if (a != c->cmd)
 			fprintf(out, ", ");
-		json_string(out, *a);
+		json_write_string(out, *a);
 	}
 	fputc(']', out);
 	json_optional(out, "server", c->server);
@@ -501,17 +506,17 @@ void ab_print_json(FILE *out, const struct ab_config *c, const struct ab_run *ru
 	fprintf(out, ",\n \"runs\": %ld, \"warmup\": %ld, \"drop_outliers\": %s", c->runs, c->warmup,
 		c->drop_outliers ? "true" : "false");
 	fprintf(out, ",\n \"machine\": {\"cpu\": ");
-	json_string(out, c->machine.cpu);
+	json_write_string(out, c->machine.cpu);
 	fprintf(out, ", \"clocksource\": ");
-	json_string(out, c->machine.clocksource);
+	json_write_string(out, c->machine.clocksource);
 	fprintf(out, ", \"kernel\": ");
-	json_string(out, c->machine.kernel);
+	json_write_string(out, c->machine.kernel);
 	fprintf(out, "},\n \"metrics\": [");
 	for (int m = 0; m < c->metrics; m++) {
 		fprintf(out, "%s{\"name\": ", m ? ", " : "");
-		json_string(out, c->metric[m].name);
+		json_write_string(out, c->metric[m].name);
 		fprintf(out, ", \"regex\": ");
-		json_string(out, c->metric[m].pattern);
+		json_write_string(out, c->metric[m].pattern);
 		fprintf(out, ", \"better\": \"%s\"}", c->metric[m].higher_is_better ? "higher" : "lower");
 	}
 	fprintf(out, "],\n \"variants\": [\n");

@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include "ab.h"
 #include "bench.h"
+#include "util.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -15,8 +16,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-const char *const ab_clock_names[AB_CLOCKS] = {"monotonic", "monotonic_raw", "boottime", "realtime", "other"};
 
 bool ab_run_ok(const struct ab_run *r)
 {
@@ -42,21 +41,21 @@ static double seconds_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* Sums every "tscshim stats pid=N active=A clock=served/total ..." line of file (one per
- * process that loaded the shim). */
+/* Sums every stats line (stats_line.h) of file: one per process that loaded the shim. */
 void ab_read_stats(const char *file, struct ab_tsc *t)
 {
+	enum { PREFIX_LEN = sizeof STATS_LINE_PREFIX - 1 };
 	memset(t, 0, sizeof *t);
 	FILE *f = fopen(file, "r");
 	if (!f)
 		return;
 	char line[1024];
 	while (fgets(line, sizeof line, f)) {
-		if (strncmp(line, "tscshim stats ", 14) != 0)
+		if (strncmp(line, STATS_LINE_PREFIX, PREFIX_LEN) != 0)
 			continue;
 		t->lines++;
 		char *save;
-		for (char *tok = strtok_r(line + 14, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save)) {
+		for (char *tok = strtok_r(line + PREFIX_LEN, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save)) {
 			char *eq = strchr(tok, '=');
 			unsigned long long s, n;
 			if (!eq)
@@ -66,8 +65,8 @@ void ab_read_stats(const char *file, struct ab_tsc *t)
 			if (sscanf(eq + 1, "%llu/%llu", &s, &n) != 2)
 				continue;
 			for (int k = 0; k < AB_CLOCKS; k++)
-				if ((size_t)(eq - tok) == strlen(ab_clock_names[k]) &&
-				    strncmp(tok, ab_clock_names[k], (size_t)(eq - tok)) == 0)
+				if ((size_t)(eq - tok) == strlen(stats_clock_name(k)) &&
+				    strncmp(tok, stats_clock_name(k), (size_t)(eq - tok)) == 0)
 					t->served[k] += s, t->total[k] += n;
 		}
 	}
@@ -308,7 +307,7 @@ int ab_run_once(const struct ab_config *c, int v, int pair, bool warmup, struct 
 void ab_learn_decisions(struct ab_config *c)
 {
 	char self[PATH_MAX];
-	if (bench_self_path(self, sizeof self) != 0)
+	if (cli_self_path(self, sizeof self) != 0)
 		return;
 	for (int v = 0; v < c->variants; v++) {
 		if (!c->variant[v].shim)

@@ -1,5 +1,5 @@
-/* Shared by bench, its worker, drift and ab: sample statistics, the child protocol and
- * plotting. Internal to the command. */
+/* tscshim bench, internal: sample statistics, the worker and its protocol, drift (ab uses
+ * the statistics and the status line too). Internal to the command. */
 #ifndef CLI_BENCH_H
 #define CLI_BENCH_H
 
@@ -57,9 +57,6 @@ void bench_write_cell(FILE *out, int variant, int clock, int thread, const struc
 /* The worker (tscshim __bench-worker): the hidden subcommand the child runs. */
 int command_bench_worker(int argc, char **argv);
 
-/* The command's own executable, for re-executing itself. */
-int bench_self_path(char *buf, size_t size);
-
 /* Ticks to ns for batch timing: the shim's calibrated rate when it is loaded, else a short
  * calibration. Returns 0 or -1. */
 int bench_timing_setup(void);
@@ -80,39 +77,16 @@ int bench_parse_status(const char *line, struct bench_shim_status *out);
 /* Writes that line about the shim in this process (shim_status.c). */
 void bench_write_status(FILE *out);
 
-/* Starts `tscshim __bench-worker ARGS...` with the shim preloaded and TSCSHIM_FENCE set to
- * fence (0 or 1; -1 leaves it), its stdout on *out. Returns 0, or -1 after one line. */
 /* The library the workers preload (cli_find_library); -1 after one line on stderr. */
 int bench_find_library(const char *explicit_path);
+/* Starts `tscshim __bench-worker ARGS...` with the shim preloaded and TSCSHIM_FENCE set to
+ * fence (0 or 1; -1 leaves it), its stdout on *out. Returns 0, or -1 after one line. */
 int bench_spawn_worker(char *const *args, int fence, FILE **out, int *pid);
 /* Waits for the worker; 0 if it exited with status 0, else -1 after one line. */
 int bench_wait_worker(int pid);
 
-/* Matches "--name VALUE" or "--name=VALUE" at argv[*i]: 1 and *value set, 0 if another
- * option, -1 after one line on stderr if the value is missing. */
-int bench_option(const char *command, int argc, char **argv, int *i, const char *name, const char **value);
-
 /* Drift (bench --drift): the child's sampling loop and the parent's report. */
 int bench_drift_worker(double seconds);
 int bench_drift(double seconds, bool json, const char *plot);
-int plot_cleanup(const char *dir);
-/* set terminal/output/title for TERMINAL ("png" or "svg") into script S. */
-void plot_header(FILE *s, const char *terminal, const char *file, const char *title);
-
-/* Plotting through gnuplot. plot_available() looks for it on PATH; when it is absent it
- * prints exactly one line on stderr and returns false. plot_run() runs SCRIPT (which
- * reads data files already written to DIR) and prints one line on failure. */
-bool plot_available(const char *command);
-int plot_tempdir(char *dir, size_t size);
-int plot_run(const char *command, const char *dir, const char *script);
-/* "png" or "svg" from the file name; NULL (after one line on stderr) otherwise. */
-const char *plot_terminal(const char *command, const char *file);
-
-/* Parses a whole decimal number in [min, max]. Returns 0 or -1. */
-int bench_parse_long(const char *text, long min, long max, long *out);
-int bench_parse_double(const char *text, double min, double max, double *out);
-
-/* JSON string escaping for free text (reasons, commands). */
-void json_string(FILE *out, const char *s);
 
 #endif

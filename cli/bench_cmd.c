@@ -5,6 +5,11 @@
 #define _GNU_SOURCE
 #include "bench.h"
 #include "cli.h"
+#include "plot.h"
+#include "util.h"
+
+#include "benefit.h"
+#include "report.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -99,12 +104,87 @@ static double ratio_floor(struct results *r, int v, int c, int t)
 	return base > 0 ? cell_at(r, v, c, t)->p50 / base : 0;
 }
 
+/* The verdict weighs the shim against the kernel on CLOCK_MONOTONIC, all threads together:
+ * the clock most programs read, and the one the shim's benefit gate measures too. */
+enum { VERDICT_MIN_GAIN_PCT = 5 };
+
+static struct cost verdict_cost(struct results *r)
+{
+	return (struct cost){
+		.kernel_ns = cell_at(r, V_REAL, C_MONOTONIC, -1)->p50,
+		.syscall_ns = cell_at(r, V_SYSCALL, C_MONOTONIC, -1)->p50,
+		.fenced_ns = cell_at(r, V_SHIM_FENCED, C_MONOTONIC, -1)->p50,
+		.unfenced_ns = cell_at(r, V_SHIM_UNFENCED, C_MONOTONIC, -1)->p50,
+	};
+}
+
+/* The kernel's path and the recommendation, from this run's own figures. */
+static void verdict_text(struct results *r, const char **kernel_path, char *recommendation, size_t size)
+{
+	struct cost c = verdict_cost(r);
+	*kernel_path = kernel_path_name(benefit_kernel_path(&c));
+	benefit_recommendation(&c, VERDICT_MIN_GAIN_PCT, recommendation, size);
+}
+
+/* Every present cell in the order of the table (clock, variant, then all threads before
+ * each thread): the table, the CSV and the JSON list the same rows alike. */
+typedef void cell_fn(struct results *r, int v, int c, int t, const struct bench_cell *x, void *ctx);
+
+static void each_cell(struct results *r, cell_fn *fn, void *ctx)
+{
+	for (int c = 0; c < BENCH_CLOCKS; c++)
+		for (int v = 0; v < BENCH_VARIANTS; v++)
+			for (int t = -1; t < r->threads; t++) {
+				const struct bench_cell *x = cell_at(r, v, c, t);
+				if (x->present)
+					fn(r, v, c, t, x, ctx);
+			}
+}
+
 static void thread_name(char *buf, size_t size, int t)
 {
 	if (t < 0)
 		snprintf(buf, size, "all");
 	else
 		snprintf(buf, size, "%d", t);
+}
+
+static void table_row(struct results *r, int v, int c, int t, const struct bench_cell *x, void *ctx)
+{
+	(void)ctx;
+	char tn[16];
+	thread_name(tn, sizeof tn, t);
+	printf("%-14s %-14s %-3s %9.2f %9.2f %9.2f %9.2f %9.2f %10.1f %7.2f %7.2f\n", bench_variant_names[v],
+	       bench_clock_names[c], tn, x->mean, x->p50, x->p90, x->p99, x->p999, x->max,
+	       ratio_real(r, v, c, t), ratio_floor(r, v, c, t));
+}
+
+static void csv_row(struct results *r, int v, int c, int t, const struct bench_cell *x, void *ctx)
+{
+	(void)ctx;
+	char tn[16];
+	thread_name(tn, sizeof tn, t);
+	printf("%s,%s,%s,%ld,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.4f,%.4f\n", bench_variant_names[v],
+	       bench_clock_names[c], tn, x->calls, x->mean, x->p50, x->p90, x->p99, x->p999, x->max,
+	       ratio_real(r, v, c, t), ratio_floor(r, v, c, t));
+}
+
+/* ctx: the separator before this row (the first row has none but a newline). */
+static void json_row(struct results *r, int v, int c, int t, const struct bench_cell *x, void *ctx)
+{
+	const char **sep = ctx;
+	printf("%s  {\"variant\": \"%s\", \"clock\": \"%s\", \"thread\": ", *sep, bench_variant_names[v],
+	       bench_clock_names[c]);
+	if (t < 0)
+		printf("\"all\"");
+	else
+		printf("%d", t);
+	printf(", \"calls\": %ld, \"mean_ns\": %.3f, \"p50_ns\": %.3f, \"p90_ns\": %.3f, "
+	       "\"p99_ns\": %.3f, \"p999_ns\": %.3f, \"max_ns\": %.3f, \"ratio_real\": %.4f, "
+	       "\"ratio_floor\": %.4f}",
+	       x->calls, x->mean, x->p50, x->p90, x->p99, x->p999, x->max, ratio_real(r, v, c, t),
+	       ratio_floor(r, v, c, t));
+	*sep = ",\n";
 }
 
 static void print_table(struct results *r, const struct bench_work *w)
@@ -117,36 +197,19 @@ static void print_table(struct results *r, const struct bench_work *w)
 		       r->shim[f].active ? "" : r->shim[f].reason, r->shim[f].active ? "" : ")");
 	printf("%-14s %-14s %-3s %9s %9s %9s %9s %9s %10s %7s %7s\n", "variant", "clock", "thr", "mean",
 	       "p50", "p90", "p99", "p99.9", "max", "x real", "x floor");
-	for (int c = 0; c < BENCH_CLOCKS; c++)
-		for (int v = 0; v < BENCH_VARIANTS; v++)
-			for (int t = -1; t < w->threads; t++) {
-				struct bench_cell *x = cell_at(r, v, c, t);
-				if (!x->present)
-					continue;
-				char tn[16];
-				thread_name(tn, sizeof tn, t);
-				printf("%-14s %-14s %-3s %9.2f %9.2f %9.2f %9.2f %9.2f %10.1f %7.2f %7.2f\n",
-				       bench_variant_names[v], bench_clock_names[c], tn, x->mean, x->p50, x->p90,
-				       x->p99, x->p999, x->max, ratio_real(r, v, c, t), ratio_floor(r, v, c, t));
-			}
+	each_cell(r, table_row, NULL);
 	printf("ns per call; x real, x floor: p50 over the real function's, over the floor's p50\n");
+	const char *kernel_path;
+	char recommendation[512];
+	verdict_text(r, &kernel_path, recommendation, sizeof recommendation);
+	printf("verdict: CLOCK_MONOTONIC p50, the kernel's clock through the %s; %s\n", kernel_path,
+	       recommendation);
 }
 
-static void print_csv(struct results *r, const struct bench_work *w)
+static void print_csv(struct results *r)
 {
 	printf("variant,clock,thread,calls,mean_ns,p50_ns,p90_ns,p99_ns,p999_ns,max_ns,ratio_real,ratio_floor\n");
-	for (int c = 0; c < BENCH_CLOCKS; c++)
-		for (int v = 0; v < BENCH_VARIANTS; v++)
-			for (int t = -1; t < w->threads; t++) {
-				struct bench_cell *x = cell_at(r, v, c, t);
-				if (!x->present)
-					continue;
-				char tn[16];
-				thread_name(tn, sizeof tn, t);
-				printf("%s,%s,%s,%ld,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.4f,%.4f\n", bench_variant_names[v],
-				       bench_clock_names[c], tn, x->calls, x->mean, x->p50, x->p90, x->p99, x->p999,
-				       x->max, ratio_real(r, v, c, t), ratio_floor(r, v, c, t));
-			}
+	each_cell(r, csv_row, NULL);
 }
 
 static void print_shim_json(const struct bench_shim_status *s)
@@ -154,7 +217,7 @@ static void print_shim_json(const struct bench_shim_status *s)
 	printf("{\"loaded\": %s, \"active\": %s, \"fenced\": %s, \"rate_hz\": %.3f, \"reason\": ",
 	       s->loaded ? "true" : "false", s->active ? "true" : "false", s->fenced ? "true" : "false",
 	       (double)s->rate_millihz / 1000.0);
-	json_string(stdout, s->reason);
+	json_write_string(stdout, s->reason);
 	printf("}");
 }
 
@@ -167,26 +230,15 @@ static void print_json(struct results *r, const struct bench_work *w)
 	print_shim_json(&r->shim[0]);
 	printf("},\n \"results\": [");
 	const char *sep = "\n";
-	for (int c = 0; c < BENCH_CLOCKS; c++)
-		for (int v = 0; v < BENCH_VARIANTS; v++)
-			for (int t = -1; t < w->threads; t++) {
-				struct bench_cell *x = cell_at(r, v, c, t);
-				if (!x->present)
-					continue;
-				printf("%s  {\"variant\": \"%s\", \"clock\": \"%s\", \"thread\": ", sep,
-				       bench_variant_names[v], bench_clock_names[c]);
-				if (t < 0)
-					printf("\"all\"");
-				else
-					printf("%d", t);
-				printf(", \"calls\": %ld, \"mean_ns\": %.3f, \"p50_ns\": %.3f, \"p90_ns\": %.3f, "
-				       "\"p99_ns\": %.3f, \"p999_ns\": %.3f, \"max_ns\": %.3f, \"ratio_real\": %.4f, "
-				       "\"ratio_floor\": %.4f}",
-				       x->calls, x->mean, x->p50, x->p90, x->p99, x->p999, x->max,
-				       ratio_real(r, v, c, t), ratio_floor(r, v, c, t));
-				sep = ",\n";
-			}
-	printf("\n]}\n");
+	each_cell(r, json_row, &sep);
+	const char *kernel_path;
+	char recommendation[512];
+	verdict_text(r, &kernel_path, recommendation, sizeof recommendation);
+	printf("\n],\n \"verdict\": {\"kernel_path\": ");
+	json_write_string(stdout, kernel_path);
+	printf(", \"recommendation\": ");
+	json_write_string(stdout, recommendation);
+	printf("}}\n");
 }
 
 /* One CDF panel per clock, one line per variant (all threads together). */
@@ -245,7 +297,24 @@ static void bench_usage(FILE *out)
 		"the shim preloaded) and the floor (counter read + multiply-shift): mean and p50, p90,\n"
 		"p99, p99.9, max of batches of 64 calls, in ns per call. --drift samples shim against\n"
 		"kernel every 10 ms for SECONDS and reports the error and the rate error.\n"
+		"The last line, verdict:, weighs the shim fenced and unfenced against the kernel's\n"
+		"CLOCK_MONOTONIC by this run's p50s (at least 5%% cheaper, or no gain).\n"
 		"--library PATH: the shim to preload (default: $TSCSHIM_LIBRARY, else the installed one).\n");
+}
+
+/* "--name N" with N a whole number in [min, max]: 1 with *out set, 0 if another option,
+ * -1 after one line. */
+static int count_option(int argc, char **argv, int *i, const char *name, long min, long max, long *out)
+{
+	const char *value;
+	int m = cli_option_text("bench", argc, argv, i, name, &value);
+	if (m <= 0)
+		return m;
+	if (cli_parse_long(value, min, max, out) != 0) {
+		fprintf(stderr, "tscshim bench: %s '%s': need a whole number in %ld..%ld\n", name, value, min, max);
+		return -1;
+	}
+	return 1;
 }
 
 int command_bench(int argc, char **argv)
@@ -258,36 +327,28 @@ int command_bench(int argc, char **argv)
 		const char *value;
 		int m;
 		long n;
-		if ((m = bench_option("bench", argc, argv, &i, "--calls", &value)) != 0) {
+		if ((m = count_option(argc, argv, &i, "--calls", 64, 1000000000, &n)) != 0) {
 			if (m < 0)
 				return EXIT_USAGE;
-			if (bench_parse_long(value, 64, 1000000000, &n) != 0) {
-				fprintf(stderr, "tscshim bench: --calls '%s': need a whole number in 64..1000000000\n", value);
-				return EXIT_USAGE;
-			}
 			w.calls = n;
 			work_options = true;
-		} else if ((m = bench_option("bench", argc, argv, &i, "--threads", &value)) != 0) {
+		} else if ((m = count_option(argc, argv, &i, "--threads", 1, 256, &n)) != 0) {
 			if (m < 0)
 				return EXIT_USAGE;
-			if (bench_parse_long(value, 1, 256, &n) != 0) {
-				fprintf(stderr, "tscshim bench: --threads '%s': need a whole number in 1..256\n", value);
-				return EXIT_USAGE;
-			}
 			w.threads = (int)n;
 			work_options = true;
-		} else if ((m = bench_option("bench", argc, argv, &i, "--drift", &value)) != 0) {
+		} else if ((m = cli_option_text("bench", argc, argv, &i, "--drift", &value)) != 0) {
 			if (m < 0)
 				return EXIT_USAGE;
-			if (bench_parse_double(value, 0.1, 86400, &drift) != 0) {
+			if (cli_parse_double(value, 0.1, 86400, &drift) != 0) {
 				fprintf(stderr, "tscshim bench: --drift '%s': need seconds in 0.1..86400\n", value);
 				return EXIT_USAGE;
 			}
-		} else if ((m = bench_option("bench", argc, argv, &i, "--plot", &value)) != 0) {
+		} else if ((m = cli_option_text("bench", argc, argv, &i, "--plot", &value)) != 0) {
 			if (m < 0 || !(terminal = plot_terminal("bench", value)))
 				return EXIT_USAGE;
 			plot_file = value;
-		} else if ((m = bench_option("bench", argc, argv, &i, "--library", &value)) != 0) {
+		} else if ((m = cli_option_text("bench", argc, argv, &i, "--library", &value)) != 0) {
 			if (m < 0)
 				return EXIT_USAGE;
 			library_option = value;
@@ -337,7 +398,7 @@ int command_bench(int argc, char **argv)
 	if (json)
 		print_json(&r, &w);
 	else if (csv)
-		print_csv(&r, &w);
+		print_csv(&r);
 	else
 		print_table(&r, &w);
 	for (int f = 0; f < 2; f++)

@@ -6,6 +6,9 @@
 #define _GNU_SOURCE
 #include "bench.h"
 #include "cli.h"
+#include "plot.h"
+
+#include "report.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -190,7 +193,7 @@ int bench_drift(double seconds, bool json, const char *plot_file)
 			       "\"seconds\": %.3f, \"period_ms\": 10,\n \"shim\": {\"active\": %s, \"fenced\": %s, "
 			       "\"reason\": ",
 			       d.n, r.seconds, shim.active ? "true" : "false", shim.fenced ? "true" : "false");
-			json_string(stdout, shim.reason);
+			json_write_string(stdout, shim.reason);
 			printf("},\n \"abs_error_ns\": {\"p50\": %.1f, \"p99\": %.1f, \"max\": %.1f},\n"
 			       " \"mean_error_ns\": %.1f,\n \"bracket_half_width_ns\": {\"p50\": %.1f, \"p99\": %.1f, "
 			       "\"max\": %.1f},\n \"rate_error_ppb\": %.3f, \"rate_error_ppb_3se\": %.3f}\n",

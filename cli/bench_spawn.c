@@ -1,7 +1,8 @@
-/* Re-executing tscshim as its own worker with the shim preloaded, and option matching. */
+/* Re-executing tscshim as its own worker with the shim preloaded. */
 #define _GNU_SOURCE
 #include "bench.h"
 #include "cli.h"
+#include "util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -10,26 +11,6 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-int bench_option(const char *command, int argc, char **argv, int *i, const char *name, const char **value)
-{
-	const char *arg = argv[*i];
-	size_t len = strlen(name);
-	if (strncmp(arg, name, len) != 0)
-		return 0;
-	if (arg[len] == '=') {
-		*value = arg + len + 1;
-		return 1;
-	}
-	if (arg[len] != '\0')
-		return 0;
-	if (*i + 1 >= argc) {
-		fprintf(stderr, "tscshim %s: option %s needs a value\n", command, name);
-		return -1;
-	}
-	*value = argv[++*i];
-	return 1;
-}
 
 int bench_parse_status(const char *line, struct bench_shim_status *out)
 {
@@ -55,7 +36,7 @@ int bench_spawn_worker(char *const *args, int fence, FILE **out, int *pid)
 	char self[PATH_MAX];
 	if (!library[0] && bench_find_library(NULL) != 0)
 		return -1;
-	if (bench_self_path(self, sizeof self) != 0) {
+	if (cli_self_path(self, sizeof self) != 0) {
 		fprintf(stderr, "tscshim bench: cannot locate this executable\n");
 		return -1;
 	}
@@ -72,9 +53,11 @@ int bench_spawn_worker(char *const *args, int fence, FILE **out, int *pid)
 		return -1;
 	}
 	if (child == 0) {
-		/* This process has one thread here, so setenv after fork is safe. */
+		/* This process has one thread here, so setenv after fork is safe. The counter
+		 * path is what the shim rows measure: serving is forced (TSCSHIM_SERVE=always)
+		 * unless the user chose otherwise; the verdict line says where it pays. */
 		dup2(fds[1], STDOUT_FILENO);
-		if (cli_set_preload(library) != 0 ||
+		if (cli_set_preload(library) != 0 || setenv("TSCSHIM_SERVE", "always", 0) != 0 ||
 		    (fence >= 0 && setenv("TSCSHIM_FENCE", fence ? "1" : "0", 1) != 0))
 			_exit(126);
 		char *argv[8] = {self, "__bench-worker"};

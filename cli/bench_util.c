@@ -1,5 +1,5 @@
-/* Pieces the bench and ab commands share: sample statistics, strict number parsing, JSON
- * strings, batch timing and the real clock functions. */
+/* Pieces of bench (ab uses the statistics too): sample statistics, batch timing and the
+ * real clock functions. */
 #define _GNU_SOURCE
 #include "bench.h"
 
@@ -56,59 +56,6 @@ void bench_summarize(double *v, size_t n, struct bench_cell *out)
 	out->max = v[n - 1];
 	for (int i = 0; i < BENCH_QUANTILES; i++)
 		out->q[i] = bench_quantile(v, n, (double)i / (BENCH_QUANTILES - 1));
-}
-
-int bench_parse_long(const char *text, long min, long max, long *out)
-{
-	if (!text || !*text)
-		return -1;
-	for (const char *p = text; *p; p++)
-		if (*p < '0' || *p > '9')
-			return -1;
-	errno = 0;
-	char *end;
-	long v = strtol(text, &end, 10);
-	if (errno || *end || v < min || v > max)
-		return -1;
-	*out = v;
-	return 0;
-}
-
-int bench_parse_double(const char *text, double min, double max, double *out)
-{
-	if (!text || !*text || !((*text >= '0' && *text <= '9') || *text == '.'))
-		return -1;
-	errno = 0;
-	char *end;
-	double v = strtod(text, &end);
-	if (errno || *end || !isfinite(v) || v < min || v > max)
-		return -1;
-	*out = v;
-	return 0;
-}
-
-void json_string(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
-	}
-	fputc('"', out);
-}
-
-int bench_self_path(char *buf, size_t size)
-{
-	ssize_t n = readlink("/proc/self/exe", buf, size - 1);
-	if (n <= 0 || (size_t)n >= size - 1)
-		return -1;
-	buf[n] = '\0';
-	return 0;
 }
 
 static double ns_per_tick;

@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include "bench.h"
 #include "cli.h"
+#include "util.h"
 
 #include <string.h>
 
@@ -20,16 +21,16 @@ int command_bench_worker(int argc, char **argv)
 	long variant, calls, threads;
 	double seconds;
 	if (argc == 5 && strcmp(argv[1], "cells") == 0 &&
-	    bench_parse_long(argv[2], 0, BENCH_VARIANTS - 1, &variant) == 0 &&
-	    bench_parse_long(argv[3], 1, 1000000000, &calls) == 0 &&
-	    bench_parse_long(argv[4], 1, 1024, &threads) == 0) {
+	    cli_parse_long(argv[2], 0, BENCH_VARIANTS - 1, &variant) == 0 &&
+	    cli_parse_long(argv[3], 1, 1000000000, &calls) == 0 &&
+	    cli_parse_long(argv[4], 1, 1024, &threads) == 0) {
 		struct bench_work w = {.calls = calls, .threads = (int)threads};
 		bench_write_status(stdout);
 		int rc = bench_run_variant((int)variant, &w, emit_line, stdout);
 		return rc == 0 && fflush(stdout) == 0 ? 0 : 1;
 	}
 	if (argc == 3 && strcmp(argv[1], "drift") == 0 &&
-	    bench_parse_double(argv[2], 0.01, 86400, &seconds) == 0) {
+	    cli_parse_double(argv[2], 0.01, 86400, &seconds) == 0) {
 		bench_write_status(stdout);
 		return bench_drift_worker(seconds) == 0 && fflush(stdout) == 0 ? 0 : 1;
 	}

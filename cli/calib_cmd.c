@@ -1,5 +1,6 @@
 /* tscshim calib: the estimator, a long calibration and the verdict, as a report. */
 #include "cli.h"
+#include "util.h"
 
 #include "benefit.h"
 #include "cache.h"

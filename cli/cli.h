@@ -30,10 +30,4 @@ int cli_set_preload(const char *library);
 /* The environment's TSCSHIM_* settings; prints one line and returns -1 if one is invalid. */
 int cli_load_environment(const char *command, struct option_values *values);
 
-/* Matches argv[*i] against "--name VALUE" or "--name=VALUE" and parses VALUE into
- * option id. Returns 1 if it matched and parsed, 0 if not this option, -1 after
- * printing one line for a missing or invalid value. */
-int cli_option_value(const char *command, int argc, char **argv, int *i, const char *name,
-		     enum option_id id, struct option_values *values);
-
 #endif

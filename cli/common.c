@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "cli.h"
+#include "util.h"
 
 /* LIBDIR_FROM_BINDIR: where `make install` puts the library, relative to the command. */
 #include "install-dirs.h"
@@ -42,10 +43,8 @@ static int library_candidates(const char *explicit_path, char paths[][PATH_MAX],
 		return 1;
 	}
 	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-	if (n <= 0 || max < 2)
+	if (max < 2 || cli_self_path(self, sizeof self) != 0)
 		return 0;
-	self[n] = '\0';
 	const char *dir = dirname(self);
 	/* Installed: BINDIR/LIBDIR_FROM_BINDIR; the build tree: both in build/. */
 	snprintf(paths[0], PATH_MAX, "%s/" LIBDIR_FROM_BINDIR "/libtscshim.so.1", dir);
@@ -87,34 +86,6 @@ int cli_find_library(const char *command, const char *explicit_path, char *buf, 
 	fprintf(stderr, "tscshim %s: libtscshim not found (tried %s: %s); give --library PATH or set TSCSHIM_LIBRARY\n",
 		command, tried, strerror(error));
 	return -1;
-}
-
-int cli_option_value(const char *command, int argc, char **argv, int *i, const char *name,
-		     enum option_id id, struct option_values *values)
-{
-	const char *arg = argv[*i];
-	size_t len = strlen(name);
-	const char *value;
-	if (strncmp(arg, name, len) != 0)
-		return 0;
-	if (arg[len] == '=') {
-		value = arg + len + 1;
-	} else if (arg[len] == '\0') {
-		if (*i + 1 >= argc) {
-			fprintf(stderr, "tscshim %s: option %s needs a value\n", command, name);
-			return -1;
-		}
-		value = argv[++*i];
-	} else {
-		return 0;
-	}
-	char err[256];
-	if (option_parse(values, id, value, err, sizeof err) != 0) {
-		/* The table names the variable; the user typed the option. */
-		fprintf(stderr, "tscshim %s: %s (option %s)\n", command, err, name);
-		return -1;
-	}
-	return 1;
 }
 
 int command_options(int argc, char **argv)

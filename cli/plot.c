@@ -2,7 +2,7 @@
  * into a temporary directory and run gnuplot on it. gnuplot is optional; without it the
  * commands say so in one line and print their tables as usual. */
 #define _GNU_SOURCE
-#include "bench.h"
+#include "plot.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -1,8 +1,8 @@
 /* tscshim run [--library PATH] -- CMD [ARGS]: runs CMD with the shim preloaded, appended
  * to any LD_PRELOAD already set. */
 #define _GNU_SOURCE
-#include "bench.h"
 #include "cli.h"
+#include "util.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -37,7 +37,7 @@ int command_run(int argc, char **argv)
 			break;
 		}
 		const char *value;
-		int m = bench_option("run", argc, argv, &i, "--library", &value);
+		int m = cli_option_text("run", argc, argv, &i, "--library", &value);
 		if (m < 0)
 			return EXIT_USAGE;
 		if (m > 0) {

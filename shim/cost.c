@@ -72,6 +72,26 @@ static uint64_t per_call_ps(uint64_t *ticks, int rounds, uint64_t timer, int n, 
 	return ps ? ps : 1;
 }
 
+bool cost_still_applies(clockid_t clock, uint64_t rate_millihz, const struct cost_ps *cached)
+{
+	/* The costs are kept per boot and CPU set, but how the kernel's clock is read depends
+	 * on this process too: another library preloaded before us may make every read a
+	 * system call (or stop doing so). Three short blocks tell a vDSO read (tens of ns)
+	 * from a system call (hundreds) for well under a microsecond on a vDSO host. */
+	long double ps_per_tick = 1e15L / (long double)rate_millihz;
+	uint64_t timer = UINT64_MAX, kernel = UINT64_MAX;
+	block(real_clock_gettime, clock, 1);
+	for (int r = 0; r < 3; r++) {
+		uint64_t e = block(served, clock, 0), k = block(real_clock_gettime, clock, 2);
+		timer = e < timer ? e : timer;
+		kernel = k < kernel ? k : kernel;
+	}
+	uint64_t now_ps = (uint64_t)((long double)(kernel > timer ? kernel - timer : 0) * ps_per_tick / 2);
+	bool syscall_now = now_ps * 2 >= cached->syscall;
+	bool syscall_then = cached->kernel * 2 >= cached->syscall;
+	return syscall_now == syscall_then;
+}
+
 void cost_measure(clockid_t clock, uint64_t rate_millihz, struct cost_ps *out)
 {
 	/* Static: the constructor's stack is small, and this runs once. */

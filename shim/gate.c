@@ -431,12 +431,14 @@ static struct cost cost_in_ns(const struct cost_ps *c)
 static void find_costs(void)
 {
 	const struct cache_record *rec = scratch.used;
+	int c = __builtin_ctz(gate.served); /* the first served clock stands for them all */
 	if (rec && rec->kernel_ps && rec->syscall_ps && rec->fenced_ps && rec->unfenced_ps) {
 		gate.cost = (struct cost_ps){rec->kernel_ps, rec->syscall_ps, rec->fenced_ps,
 					     rec->unfenced_ps};
-		return;
+		if (cost_still_applies(clock_table[c].id, gate.rate_millihz, &gate.cost))
+			return;
+		/* Another interposer changed how the kernel's clock is read: measure again. */
 	}
-	int c = __builtin_ctz(gate.served); /* the first served clock stands for them all */
 	cost_measure(clock_table[c].id, gate.rate_millihz, &gate.cost);
 	gate.cost_measured_now = true;
 	if (!rec || !scratch.keep_path)

@@ -3,6 +3,7 @@
 #define SHIM_SHIM_H
 
 #include "options.h"
+#include "stats_line.h"
 #include "system.h"
 #include "tscshim.h"
 
@@ -39,6 +40,9 @@ struct cost_ps {
 	uint64_t kernel, syscall, fenced, unfenced;
 };
 void cost_measure(clockid_t clock, uint64_t rate_millihz, struct cost_ps *out);
+/* Whether the kernel's clock is still read the way the cached costs say (vDSO or system
+ * call): a few calls, well under a microsecond where it is the vDSO. */
+bool cost_still_applies(clockid_t clock, uint64_t rate_millihz, const struct cost_ps *cached);
 
 struct clock_counters {
 	uint64_t resyncs, reanchors, fallbacks, largest_error_ns;
@@ -75,8 +79,7 @@ void gate_run(void);
  * sched_getaffinity system call (about 0.3 us), meant for each re-synchronization. */
 bool gate_cpu_set_covered(void);
 
-/* stats.c: counts per served clock (enum served_clock), and one slot for every other. */
-enum { STAT_OTHER = SERVED_CLOCK_COUNT, STAT_CLOCKS };
+/* stats.c: counts per slot of stats_line.h (each served clock, and one for every other). */
 extern bool stats_enabled;
 void stats_count(unsigned clock, bool served);
 void stats_setup(const char *destination);

@@ -135,10 +135,10 @@ static void write_stats(void)
 	struct clock_counters cc;
 	clock_counters(&cc);
 	char text[1024];
-	int len = snprintf(text, sizeof text, "tscshim stats pid=%d active=%d", (int)getpid(), cc.active);
+	int len = snprintf(text, sizeof text, STATS_LINE_PREFIX "pid=%d active=%d", (int)getpid(), cc.active);
 	for (int c = 0; c < STAT_CLOCKS && len < (int)sizeof text; c++)
 		len += snprintf(text + len, sizeof text - (size_t)len, " %s=%llu/%llu",
-				c == STAT_OTHER ? "other" : clock_table[c].name,
+				stats_clock_name(c),
 				(unsigned long long)total[c][1],
 				(unsigned long long)(total[c][0] + total[c][1]));
 	if (len < (int)sizeof text)

@@ -114,7 +114,7 @@ assert all(r["signal"] == 15 and r["exit_status"] is None and not r["ok"] for r 
 	TSCSHIM_DISABLE=1 run --separate-stderr "$TSCSHIM" ab -n 1 --warmup 0 -- "$PROBE" loop 1000
 	[ "$status" -eq 0 ]
 	[[ "$stderr" == *"WARNING: THE TSC SERVED NO CLOCK CALL IN ANY B RUN"* ]]
-	[[ "$output" == *"B, the shim's decision: passing through: TSCSHIM_DISABLE=1"* ]]
+	[[ "$output" == *"B, the shim's decision in a probe process: passing through: TSCSHIM_DISABLE=1"* ]]
 }
 
 @test "ab: --out-dir keeps each run's stdout and stderr, the terminal gets none" {

@@ -327,10 +327,15 @@ static void print_tsc(FILE *out, const struct ab_config *c, const struct ab_summ
 		const struct ab_decision *d = &c->decision[v];
 		/* The benefit gate's reason starts "pass-through: ..." itself: said once. */
 		bool says_it = strncmp(d->reason, "pass-through", 12) == 0;
+		/* The decision comes from a probe process with this variant's settings; the
+		 * command's own processes may load other libraries (or a wrapper may), and
+		 * decide otherwise: the counts above are what happened. */
+		bool differs = d->known && (d->active ? t->active == 0 : t->active > 0);
 		if (d->known)
-			fprintf(out, "%s, the shim's decision: %s%s%s\n", c->variant[v].name,
+			fprintf(out, "%s, the shim's decision in a probe process: %s%s%s%s\n", c->variant[v].name,
 				says_it ? "" : d->active ? "serving from the TSC" : "passing through",
-				says_it ? "" : ": ", d->reason);
+				says_it ? "" : ": ", d->reason,
+				differs ? " (the command's own processes decided otherwise: see the counts above)" : "");
 	}
 }
 

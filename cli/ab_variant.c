@@ -166,7 +166,8 @@ int ab_environment_check(char *const *envp, char *err, size_t err_size)
 		size_t len = strcspn(*envp, "=");
 		char name[128];
 		snprintf(name, sizeof name, "%.*s", (int)(len < 100 ? len : 100), *envp);
-		if (option_find(name) < 0) {
+		/* TSCSHIM_LIBRARY names the library for the commands, not a shim setting. */
+		if (option_find(name) < 0 && strcmp(name, "TSCSHIM_LIBRARY") != 0) {
 			snprintf(err, err_size, "%s in the environment: no such setting (tscshim options lists them)",
 				 name);
 			return -1;

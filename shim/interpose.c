@@ -70,11 +70,6 @@ int real_clock_gettime(clockid_t clock, struct timespec *ts)
 	return fn(clock, ts);
 }
 
-static unsigned stat_of(clockid_t clock)
-{
-	int c = served_clock_of(clock);
-	return c < 0 ? STAT_OTHER : (unsigned)c;
-}
 
 /* Each entry point is an inline leaf for the common case (served, no counters kept) and
  * out-of-line rests for the others, chosen so that the leaf keeps few values live and
@@ -84,7 +79,7 @@ static unsigned stat_of(clockid_t clock)
 static int clock_gettime_finish(clockid_t clock, struct timespec *ts, bool served)
 {
 	if (stats_enabled)
-		stats_count(stat_of(clock), served);
+		stats_count(stats_slot_of(clock), served);
 	return served ? 0 : real_clock_gettime(clock, ts);
 }
 
@@ -100,12 +95,31 @@ static __attribute__((noinline)) int clock_gettime_slow(struct timespec *ts, str
 	return clock_gettime_finish(clock_table[pending.clock].id, ts, served);
 }
 
+/* The real function once looked up, else NULL: pass-through's own fast path, one load and
+ * a tail call, so that a shim that does not serve (a closed gate, a clock it does not
+ * serve) costs the host almost nothing per call. */
+static inline void *real_if_known(struct real_symbol *sym)
+{
+	return atomic_load_explicit(&sym->address, memory_order_acquire);
+}
+
 static inline __attribute__((always_inline)) int serve(clockid_t clock, struct timespec *ts)
 {
 	struct pending_read pending = {0, 0};
 	enum read_result r = is_null(ts) ? READ_PASS : clock_read(clock, ts, &pending);
-	if (__builtin_expect(r == READ_SERVED && !stats_enabled, 1))
+	if (__builtin_expect(r == READ_SERVED, 1)) {
+		if (stats_enabled)
+			stats_count(stats_slot_of(clock), true);
 		return 0;
+	}
+	if (r == READ_PASS) {
+		clock_gettime_fn *fn = (clock_gettime_fn *)real_if_known(&real_cgt);
+		if (__builtin_expect(fn != NULL, 1)) {
+			if (stats_enabled)
+				stats_count(stats_slot_of(clock), false);
+			return fn(clock, ts);
+		}
+	}
 	if (r == READ_SLOW)
 		return clock_gettime_slow(ts, pending);
 	return clock_gettime_rest(clock, ts, r);
@@ -159,6 +173,11 @@ SHIM_EXPORT int gettimeofday(struct timeval *tv, void *tz)
 	if (__builtin_expect(r == READ_SERVED && !stats_enabled, 1)) {
 		timespec_to_timeval(&ts, tv);
 		return 0;
+	}
+	if (r == READ_PASS && !stats_enabled) {
+		gettimeofday_fn *fn = (gettimeofday_fn *)real_if_known(&real_gtod);
+		if (fn)
+			return fn(tv, tz);
 	}
 	if (r == READ_SLOW)
 		return gettimeofday_slow(tv, pending);

@@ -1,6 +1,6 @@
 /* Per-process counters, written at exit. Each thread counts in a slot of its own (one
  * cache line, found through a thread-local pointer), so counting writes no shared line;
- * past SLOTS threads, the last slot is shared and counted atomically.
+ * past STATS_SLOTS threads, the last slot is shared and counted atomically.
  *
  * The destination is opened at exit, by the process as it is then: a worker that forked
  * from its master, or dropped to another user, names its own file (%p) and creates it as
@@ -20,15 +20,21 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-enum { SLOTS = 256 };
-
-struct slot {
-	_Alignas(64) uint64_t count[STAT_CLOCKS][2]; /* [clock][served] */
-};
-
-static struct slot slots[SLOTS];
+struct stats_slot stats_slots[STATS_SLOTS];
 static _Atomic uint32_t slots_taken;
-static __thread struct slot *my_slot __attribute__((tls_model("initial-exec")));
+__thread struct stats_slot *stats_my_slot __attribute__((tls_model("initial-exec")));
+
+/* Clock ids below 32 and their counters: the served clocks' own, STAT_OTHER for the rest;
+ * filled before counting is enabled, so the hot path's lookup costs one load. */
+uint8_t stats_clock_slot[STATS_CLOCK_IDS];
+
+static void fill_clock_slots(void)
+{
+	for (int id = 0; id < STATS_CLOCK_IDS; id++) {
+		int c = served_clock_of(id);
+		stats_clock_slot[id] = (uint8_t)(c < 0 ? STAT_OTHER : c);
+	}
+}
 
 bool stats_enabled;
 static char destination[OPTION_TEXT_MAX]; /* `stderr` or a path pattern (stats_path.h) */
@@ -36,14 +42,15 @@ static uint64_t write_failures;
 static struct stat stderr_at_load;
 static bool stderr_open_at_load;
 
-void stats_count(unsigned clock, bool served)
+/* A thread's first count takes it a slot; past the last, all share it, atomically. */
+void stats_count_slow(unsigned clock, bool served)
 {
-	struct slot *s = my_slot;
+	struct stats_slot *s = stats_my_slot;
 	if (!s) {
 		uint32_t i = atomic_fetch_add_explicit(&slots_taken, 1, memory_order_relaxed);
-		s = my_slot = &slots[i < SLOTS ? i : SLOTS - 1];
+		s = stats_my_slot = &stats_slots[i < STATS_SLOTS ? i : STATS_SLOTS - 1];
 	}
-	if (s == &slots[SLOTS - 1])
+	if (s == &stats_slots[STATS_SLOTS - 1])
 		__atomic_fetch_add(&s->count[clock][served], 1, __ATOMIC_RELAXED);
 	else
 		s->count[clock][served]++;
@@ -127,10 +134,10 @@ static bool destination_usable(void)
 static void write_stats(void)
 {
 	uint64_t total[STAT_CLOCKS][2] = {{0}};
-	for (int i = 0; i < SLOTS; i++)
+	for (int i = 0; i < STATS_SLOTS; i++)
 		for (int c = 0; c < STAT_CLOCKS; c++)
 			for (int s = 0; s < 2; s++)
-				total[c][s] += __atomic_load_n(&slots[i].count[c][s], __ATOMIC_RELAXED);
+				total[c][s] += __atomic_load_n(&stats_slots[i].count[c][s], __ATOMIC_RELAXED);
 
 	struct clock_counters cc;
 	clock_counters(&cc);
@@ -173,5 +180,6 @@ void stats_setup(const char *where)
 	stderr_open_at_load = fstat(STDERR_FILENO, &stderr_at_load) == 0;
 	if (!destination_usable())
 		write_failures = 1;
+	fill_clock_slots();
 	stats_enabled = true;
 }

@@ -12,6 +12,7 @@
 #include "counter.h"
 #include "estimate.h"
 #include "refclock.h"
+#include "rng.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -111,10 +112,7 @@ static double thread_start_ns(void)
 static uint64_t rng_state = 88172645463325252ull;
 static uint64_t rng(void)
 {
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return rng_state;
+	return xorshift64(&rng_state);
 }
 
 int main(void)

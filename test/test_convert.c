@@ -2,6 +2,7 @@
  * fio's and wtmlib's schemes, reproduced by reference implementations written here. */
 #include "convert.h"
 #include "unit.h"
+#include "rng.h"
 
 #include <stdlib.h>
 
@@ -96,10 +97,7 @@ static void ours_at_wtmlib_rate(void)
 static uint64_t rng_state = 88172645463325252ull;
 static uint64_t rng(void)
 {
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return rng_state;
+	return xorshift64(&rng_state);
 }
 
 /* Over random rates (1 MHz..10 GHz, and odd rationals) and deltas across the whole

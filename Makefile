@@ -81,6 +81,11 @@ $(B)/test/%: test/%.c test/unit.h $(B)/libtsccalib.a
 
 # ab's pure modules, unit-tested without the rest of the command.
 AB_PURE_OBJ := $(B)/cli/ab_stats.o $(B)/cli/ab_variant.o $(B)/cli/ab_metric.o
+# The hot path over synthetic lines: shim/line.h with the test's own globals.
+$(B)/test/test_hot_path: test/test_hot_path.c test/unit.h $(wildcard shim/*.h) $(B)/libtsccalib.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Ishim $< $(B)/libtsccalib.a -o $@ $(LDLIBS)
+
 $(B)/test/test_ab_stats: test/test_ab_stats.c test/unit.h $(AB_PURE_OBJ) $(B)/libtsccalib.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Icli $< $(AB_PURE_OBJ) $(B)/libtsccalib.a -o $@ $(LDLIBS)

@@ -10,6 +10,7 @@
 #define CALIB_CONVERT_H
 
 #include <stdint.h>
+#include <time.h>
 
 struct conversion {
 	uint64_t mult;
@@ -35,6 +36,13 @@ uint64_t conversion_max_delta(const struct conversion *c);
 static inline uint64_t conversion_apply(const struct conversion *c, uint64_t delta)
 {
 	return (uint64_t)(((unsigned __int128)delta * c->mult) >> c->shift);
+}
+
+/* ns split into a timespec: what the shim hands out, and what the floor benchmarks pay. */
+static inline void ns_to_timespec(uint64_t ns, struct timespec *ts)
+{
+	ts->tv_sec = (time_t)(ns / 1000000000u);
+	ts->tv_nsec = (long)(ns % 1000000000u);
 }
 
 #endif

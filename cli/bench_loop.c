@@ -4,10 +4,9 @@
  * 1/BATCH of its excess in its batch). */
 #define _GNU_SOURCE
 #include "bench.h"
+#include "floor.h"
 
-#include "convert.h"
 #include "counter.h"
-#include "refclock.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -22,27 +21,6 @@ static const clockid_t clock_ids[BENCH_CLOCKS] = {CLOCK_MONOTONIC, CLOCK_MONOTON
 
 static bench_cgt_fn *real_cgt;
 static bench_gtod_fn *real_gtod;
-static struct conversion floor_conv;
-static uint64_t floor_start, floor_base;
-
-static __attribute__((noinline)) int floor_read(struct timespec *ts, bool fenced)
-{
-	uint64_t t = fenced ? counter_read_ordered() : counter_read_unfenced();
-	uint64_t ns = floor_base + conversion_apply(&floor_conv, t - floor_start);
-	ts->tv_sec = (time_t)(ns / 1000000000u);
-	ts->tv_nsec = (long)(ns % 1000000000u);
-	return 0;
-}
-
-static __attribute__((noinline)) int floor_read_tv(struct timeval *tv, bool fenced)
-{
-	uint64_t t = fenced ? counter_read_ordered() : counter_read_unfenced();
-	uint64_t ns = floor_base + conversion_apply(&floor_conv, t - floor_start);
-	tv->tv_sec = (time_t)(ns / 1000000000u);
-	tv->tv_usec = (suseconds_t)(ns % 1000000000u / 1000u);
-	return 0;
-}
-
 /* One batch loop per call expression: a switch inside the timed loop would be timed too. */
 #define BATCHES(CALL, FIELD)                                                             \
 	for (long b = 0; b < batches; b++) {                                             \
@@ -112,9 +90,7 @@ static int setup(void)
 	if (bench_timing_setup() != 0)
 		return -1;
 	/* The floor converts with a typical rate: its cost does not depend on the value. */
-	conversion_from_rate(&floor_conv, 2000000000000ull);
-	floor_start = counter_read_ordered();
-	floor_base = refclock_now_ns(CLOCK_MONOTONIC);
+	floor_setup(2000000000000ull);
 	setup_done = 1;
 	return 0;
 }

@@ -71,36 +71,46 @@ int real_clock_gettime(clockid_t clock, struct timespec *ts)
 }
 
 
-/* Each entry point is an inline leaf for the common case (served, no counters kept) and
- * out-of-line rests for the others, chosen so that the leaf keeps few values live and
- * needs no stack frame: *_slow finishes a READ_SLOW (the clock is known from the
- * pending read), *_rest counts and passes through or counts a served call. */
+/* Each entry point has the same shape: the common case inline, served (counted inline
+ * when counting is on), and tail calls out of line for the others: *_pass calls the real
+ * function (one load and a tail call once it is known and nothing is counted; *_pass_rare
+ * otherwise), *_slow finishes what the inline read could not (READ_SLOW, whose clock is
+ * in the pending read). The passes need no stack frame: pass-through, the default where
+ * the counter does not pay, costs a jump and a load more than the real function. */
 
-static int clock_gettime_finish(clockid_t clock, struct timespec *ts, bool served)
+static inline void count(unsigned slot, bool served)
 {
 	if (stats_enabled)
-		stats_count(stats_slot_of(clock), served);
-	return served ? 0 : real_clock_gettime(clock, ts);
+		stats_count(slot, served);
 }
 
-static __attribute__((noinline)) int clock_gettime_rest(clockid_t clock, struct timespec *ts,
-							  enum read_result r)
+/* The real function once looked up, else NULL. */
+static inline void *real_if_known(struct real_symbol *sym)
 {
-	return clock_gettime_finish(clock, ts, r == READ_SERVED);
+	return atomic_load_explicit(&sym->address, memory_order_acquire);
+}
+
+static __attribute__((noinline)) int clock_gettime_pass_rare(clockid_t clock, struct timespec *ts)
+{
+	count(stats_slot_of(clock), false);
+	return real_clock_gettime(clock, ts);
+}
+
+static __attribute__((noinline)) int clock_gettime_pass(clockid_t clock, struct timespec *ts)
+{
+	clock_gettime_fn *fn = (clock_gettime_fn *)real_if_known(&real_cgt);
+	if (__builtin_expect(fn != NULL && !stats_enabled, 1))
+		return fn(clock, ts);
+	return clock_gettime_pass_rare(clock, ts);
 }
 
 static __attribute__((noinline)) int clock_gettime_slow(struct timespec *ts, struct pending_read pending)
 {
-	bool served = clock_read_slow(pending.clock, ts, pending.t);
-	return clock_gettime_finish(clock_table[pending.clock].id, ts, served);
-}
-
-/* The real function once looked up, else NULL: pass-through's own fast path, one load and
- * a tail call, so that a shim that does not serve (a closed gate, a clock it does not
- * serve) costs the host almost nothing per call. */
-static inline void *real_if_known(struct real_symbol *sym)
-{
-	return atomic_load_explicit(&sym->address, memory_order_acquire);
+	if (clock_read_slow(pending.clock, ts, pending.t)) {
+		count(pending.clock, true);
+		return 0;
+	}
+	return clock_gettime_pass(clock_table[pending.clock].id, ts);
 }
 
 static inline __attribute__((always_inline)) int serve(clockid_t clock, struct timespec *ts)
@@ -108,21 +118,12 @@ static inline __attribute__((always_inline)) int serve(clockid_t clock, struct t
 	struct pending_read pending = {0, 0};
 	enum read_result r = is_null(ts) ? READ_PASS : clock_read(clock, ts, &pending);
 	if (__builtin_expect(r == READ_SERVED, 1)) {
-		if (stats_enabled)
-			stats_count(stats_slot_of(clock), true);
+		count(stats_slot_of(clock), true);
 		return 0;
-	}
-	if (r == READ_PASS) {
-		clock_gettime_fn *fn = (clock_gettime_fn *)real_if_known(&real_cgt);
-		if (__builtin_expect(fn != NULL, 1)) {
-			if (stats_enabled)
-				stats_count(stats_slot_of(clock), false);
-			return fn(clock, ts);
-		}
 	}
 	if (r == READ_SLOW)
 		return clock_gettime_slow(ts, pending);
-	return clock_gettime_rest(clock, ts, r);
+	return clock_gettime_pass(clock, ts);
 }
 
 SHIM_EXPORT int clock_gettime(clockid_t clock, struct timespec *ts)
@@ -141,27 +142,32 @@ static inline void timespec_to_timeval(const struct timespec *ts, struct timeval
 	tv->tv_usec = ts->tv_nsec / 1000;
 }
 
-/* served: *ts holds the time to hand out. */
-static __attribute__((noinline)) int gettimeofday_rest(struct timeval *tv, void *tz, bool served,
-						       const struct timespec *ts)
+static __attribute__((noinline)) int gettimeofday_pass_rare(struct timeval *tv, void *tz)
 {
-	if (stats_enabled)
-		stats_count(SERVED_REALTIME, served);
-	if (served) {
-		timespec_to_timeval(ts, tv);
-		return 0;
-	}
+	count(SERVED_REALTIME, false);
 	gettimeofday_fn *fn = (gettimeofday_fn *)real(&real_gtod);
 	if (fn)
 		return fn(tv, tz);
 	return (int)syscall(SYS_gettimeofday, tv, tz);
 }
 
+static __attribute__((noinline)) int gettimeofday_pass(struct timeval *tv, void *tz)
+{
+	gettimeofday_fn *fn = (gettimeofday_fn *)real_if_known(&real_gtod);
+	if (__builtin_expect(fn != NULL && !stats_enabled, 1))
+		return fn(tv, tz);
+	return gettimeofday_pass_rare(tv, tz);
+}
+
 static __attribute__((noinline)) int gettimeofday_slow(struct timeval *tv, struct pending_read pending)
 {
 	struct timespec ts;
-	bool served = clock_read_slow(pending.clock, &ts, pending.t);
-	return gettimeofday_rest(tv, NULL, served, &ts);
+	if (clock_read_slow(pending.clock, &ts, pending.t)) {
+		count(SERVED_REALTIME, true);
+		timespec_to_timeval(&ts, tv);
+		return 0;
+	}
+	return gettimeofday_pass(tv, NULL);
 }
 
 SHIM_EXPORT int gettimeofday(struct timeval *tv, void *tz)
@@ -170,26 +176,19 @@ SHIM_EXPORT int gettimeofday(struct timeval *tv, void *tz)
 	struct pending_read pending = {0, 0};
 	/* A timezone request is obsolete but must still reach the real function. */
 	enum read_result r = is_null(tv) || tz ? READ_PASS : clock_read(CLOCK_REALTIME, &ts, &pending);
-	if (__builtin_expect(r == READ_SERVED && !stats_enabled, 1)) {
+	if (__builtin_expect(r == READ_SERVED, 1)) {
+		count(SERVED_REALTIME, true);
 		timespec_to_timeval(&ts, tv);
 		return 0;
 	}
-	if (r == READ_PASS && !stats_enabled) {
-		gettimeofday_fn *fn = (gettimeofday_fn *)real_if_known(&real_gtod);
-		if (fn)
-			return fn(tv, tz);
-	}
 	if (r == READ_SLOW)
 		return gettimeofday_slow(tv, pending);
-	return gettimeofday_rest(tv, tz, r == READ_SERVED, &ts);
+	return gettimeofday_pass(tv, tz);
 }
 
-static int timespec_get_finish(struct timespec *ts, int base, bool served)
+static __attribute__((noinline)) int timespec_get_pass_rare(struct timespec *ts, int base)
 {
-	if (stats_enabled)
-		stats_count(SERVED_REALTIME, served);
-	if (served)
-		return base;
+	count(SERVED_REALTIME, false);
 	timespec_get_fn *fn = (timespec_get_fn *)real(&real_tsg);
 	if (fn)
 		return fn(ts, base);
@@ -198,14 +197,21 @@ static int timespec_get_finish(struct timespec *ts, int base, bool served)
 	return syscall_clock_gettime(CLOCK_REALTIME, ts) == 0 ? base : 0;
 }
 
-static __attribute__((noinline)) int timespec_get_rest(struct timespec *ts, int base, enum read_result r)
+static __attribute__((noinline)) int timespec_get_pass(struct timespec *ts, int base)
 {
-	return timespec_get_finish(ts, base, r == READ_SERVED);
+	timespec_get_fn *fn = (timespec_get_fn *)real_if_known(&real_tsg);
+	if (__builtin_expect(fn != NULL && !stats_enabled, 1))
+		return fn(ts, base);
+	return timespec_get_pass_rare(ts, base);
 }
 
 static __attribute__((noinline)) int timespec_get_slow(struct timespec *ts, struct pending_read pending)
 {
-	return timespec_get_finish(ts, TIME_UTC, clock_read_slow(pending.clock, ts, pending.t));
+	if (clock_read_slow(pending.clock, ts, pending.t)) {
+		count(SERVED_REALTIME, true);
+		return TIME_UTC;
+	}
+	return timespec_get_pass(ts, TIME_UTC);
 }
 
 SHIM_EXPORT int timespec_get(struct timespec *ts, int base)
@@ -213,11 +219,13 @@ SHIM_EXPORT int timespec_get(struct timespec *ts, int base)
 	struct pending_read pending = {0, 0};
 	enum read_result r = base != TIME_UTC || is_null(ts) ? READ_PASS
 							     : clock_read(CLOCK_REALTIME, ts, &pending);
-	if (__builtin_expect(r == READ_SERVED && !stats_enabled, 1))
+	if (__builtin_expect(r == READ_SERVED, 1)) {
+		count(SERVED_REALTIME, true);
 		return base;
+	}
 	if (r == READ_SLOW)
 		return timespec_get_slow(ts, pending);
-	return timespec_get_rest(ts, base, r);
+	return timespec_get_pass(ts, base);
 }
 
 SHIM_EXPORT int tscshim_status(struct tscshim_status *out)

@@ -91,12 +91,6 @@ static inline bool line_read_retry(uint64_t w)
  * read and its load of the line), or a line replaced while it was read. */
 int clock_read_slow(unsigned clock, struct timespec *ts, uint64_t t);
 
-static inline void ns_to_timespec(uint64_t ns, struct timespec *ts)
-{
-	ts->tv_sec = (time_t)(ns / 1000000000u);
-	ts->tv_nsec = (long)(ns % 1000000000u);
-}
-
 /* What the inline part of a read found. */
 enum read_result {
 	READ_PASS,   /* not served: call the real function */
@@ -110,8 +104,8 @@ struct pending_read {
 	uint64_t t;     /* the counter value read */
 };
 
-/* The inline part of a read, a leaf so that the entry points need no stack frame: the
- * rare cases return READ_SLOW and the caller finishes them out of line.
+/* The inline part of a read: the rare cases return READ_SLOW and the caller finishes
+ * them out of line, so that no call and none of the slow path's code sits in line.
  * The counter is read before the line: every publication describes the same function of
  * the counter or one pointwise above it (calib/segment.h), so the order does not change
  * the value's guarantees, and the line's loads overlap the ordered read instead of

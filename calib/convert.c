@@ -96,3 +96,20 @@ long double conversion_slope(const struct conversion *c)
 {
 	return scale2((long double)c->mult, -(int)c->shift);
 }
+
+int split_conversion_from(struct split_conversion *out, uint64_t base, const struct conversion *c,
+			  uint64_t max_delta)
+{
+	if (c->shift > 127 || max_delta > conversion_max_delta(c))
+		return -1;
+	/* With mult normalised (>= 2^63) that bound already keeps delta < 2^shift, so that
+	 * shifting it up by 64 - shift keeps every bit; checked for any mult. */
+	if (c->shift < 64 && (max_delta >> c->shift) != 0)
+		return -1;
+	out->base_sec = base / NSEC_PER_SEC;
+	out->base_nsec = base % NSEC_PER_SEC;
+	out->mult = c->mult;
+	out->pre_shift = c->shift < 64 ? 64 - c->shift : 0;
+	out->post_shift = c->shift > 64 ? c->shift - 64 : 0;
+	return 0;
+}

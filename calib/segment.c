@@ -1,5 +1,7 @@
 #include "segment.h"
 
+#include <string.h>
+
 static const int family_track[2] = {[FAMILY_MONOTONIC] = SERVED_MONOTONIC,
 				    [FAMILY_RAW] = SERVED_MONOTONIC_RAW};
 
@@ -237,9 +239,25 @@ uint64_t line_fallback_value(const struct line *l, int k, uint64_t mono_value)
 		       relative_rate(l, k));
 }
 
-void line_seal(struct line *l)
+/* Each track's read form for deltas 0..max_delta; false if one cannot cover them. */
+static bool split_segment(const struct segment *s, uint64_t max_delta, struct split_conversion *out)
+{
+	for (int k = 0; k < TRACKS; k++) {
+		struct conversion c = {.mult = s->clk[k].mult, .shift = (uint32_t)s->clk[k].shift};
+		if (split_conversion_from(&out[k], s->clk[k].base, &c, max_delta) != 0)
+			return false;
+	}
+	return true;
+}
+
+void line_seal(struct line *l, struct line_forms *forms)
 {
 	const struct segment *prev = &l->prev;
+	memset(forms, 0, sizeof *forms);
+	/* The hot path serves cur for counter values in [cur.start, expiry). */
+	uint64_t cur_range = l->expiry > l->cur.start ? l->expiry - l->cur.start - 1 : 0;
+	if (!split_segment(&l->cur, cur_range, forms->cur))
+		line_stop(l);
 	l->prev_direct_from = l->cur.start;
 	if (!l->active || prev->start >= l->cur.start || l->cur.start > prev->until)
 		return;
@@ -248,6 +266,9 @@ void line_seal(struct line *l)
 	for (int k = 0; k < TRACKS; k++)
 		if (l->prev_floor[k] > segment_value(prev, k, prev->start))
 			return;
+	/* ...and prev serves [prev.start, cur.start) in line. */
+	if (!split_segment(prev, l->cur.start - prev->start - 1, forms->prev))
+		return;
 	l->prev_direct_from = prev->start;
 }
 

@@ -95,9 +95,19 @@ static inline uint64_t line_value(const struct line *l, int k, uint64_t t)
 	return v > l->prev_floor[k] ? v : l->prev_floor[k];
 }
 
-/* Sets prev_direct_from, the last step before a line is published: the range before
- * cur.start in which segment_value(&prev, ...) alone is line_value(). */
-void line_seal(struct line *l);
+/* What the hot path reads besides the line: each track's map in read form (calib/
+ * convert.h), for cur and prev. Derived, so kept out of struct line: the plans and the
+ * slow path's copies never carry it; only a published slot does. */
+struct line_forms {
+	struct split_conversion cur[TRACKS];
+	struct split_conversion prev[TRACKS];
+};
+
+/* The last step before a line is published: derives the read forms for the ranges the
+ * hot path serves, and prev_direct_from, the range before cur.start in which
+ * segment_value(&prev, ...) alone is line_value(). A current segment whose range no read
+ * form covers (over 2^63 ns: only a corrupt plan) stops the line. */
+void line_seal(struct line *l, struct line_forms *forms);
 
 /* Makes l inactive: every read takes the slow path, which passes through. */
 void line_stop(struct line *l);

@@ -4,32 +4,35 @@
 #include "counter.h"
 #include "refclock.h"
 
-static struct conversion floor_conv;
-static uint64_t floor_start, floor_base;
+/* The shim's read form (calib/convert.h), so that the floor is its arithmetic exactly. */
+static struct split_conversion floor_form;
+static uint64_t floor_start;
 
 void floor_setup(uint64_t rate_millihz)
 {
-	conversion_from_rate(&floor_conv, rate_millihz);
+	struct conversion c;
+	conversion_from_rate(&c, rate_millihz);
 	floor_start = counter_read_ordered();
-	floor_base = refclock_now_ns(CLOCK_MONOTONIC);
+	split_conversion_from(&floor_form, refclock_now_ns(CLOCK_MONOTONIC), &c, conversion_max_delta(&c));
 }
 
-static inline uint64_t floor_ns(bool fenced)
+static inline void floor_timespec(bool fenced, struct timespec *ts)
 {
 	uint64_t t = fenced ? counter_read_ordered() : counter_read_unfenced();
-	return floor_base + conversion_apply(&floor_conv, t - floor_start);
+	split_conversion_apply(&floor_form, t - floor_start, ts);
 }
 
 __attribute__((noinline)) int floor_read(struct timespec *ts, bool fenced)
 {
-	ns_to_timespec(floor_ns(fenced), ts);
+	floor_timespec(fenced, ts);
 	return 0;
 }
 
 __attribute__((noinline)) int floor_read_tv(struct timeval *tv, bool fenced)
 {
-	uint64_t ns = floor_ns(fenced);
-	tv->tv_sec = (time_t)(ns / 1000000000u);
-	tv->tv_usec = (suseconds_t)(ns % 1000000000u / 1000u);
+	struct timespec ts;
+	floor_timespec(fenced, &ts);
+	tv->tv_sec = ts.tv_sec;
+	tv->tv_usec = (suseconds_t)(ts.tv_nsec / 1000);
 	return 0;
 }

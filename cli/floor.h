@@ -1,6 +1,7 @@
 /* The floor: what a served clock read cannot go below (the counter read, fenced or not,
- * one multiply-shift and the split into a timespec or timeval). `tscshim bench` reports
- * it beside each variant; `tscshim calib` uses it as its counter path's cost. */
+ * and the shim's multiply-shift and split into a timespec or timeval, calib/convert.h).
+ * `tscshim bench` reports it beside each variant; `tscshim calib` uses it as its counter
+ * path's cost. */
 #ifndef CLI_FLOOR_H
 #define CLI_FLOOR_H
 

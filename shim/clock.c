@@ -192,12 +192,21 @@ static void load_line(struct line *to, const struct line *from)
 		d[i] = __atomic_load_n(&s[i], __ATOMIC_RELAXED);
 }
 
-static void store_line(struct line *to, const struct line *from)
+static void store_words(void *to, const void *from, size_t size)
 {
-	const uint64_t *s = (const uint64_t *)from;
-	uint64_t *d = (uint64_t *)to;
-	for (size_t i = 0; i < sizeof *to / sizeof *d; i++)
+	const uint64_t *s = from;
+	uint64_t *d = to;
+	for (size_t i = 0; i < size / sizeof *d; i++)
 		__atomic_store_n(&d[i], s[i], __ATOMIC_RELAXED);
+}
+
+/* Seals `next` and fills slot s with it and its read forms. */
+static void store_slot(int s, struct line *next)
+{
+	struct line_forms forms;
+	line_seal(next, &forms);
+	store_words(&line_slots[s].line, next, sizeof *next);
+	store_words(&line_slots[s].forms, &forms, sizeof forms);
 }
 
 /* A consistent copy of the current line; false if it was replaced while copied. */
@@ -259,8 +268,7 @@ static enum write_result publish(uint64_t expected[2], struct line *next, uint32
 	atomic_thread_fence(memory_order_release);
 	enum write_result result = WRITE_LOST;
 	for (int attempt = 0; attempt < 16; attempt++) {
-		line_seal(next);
-		store_line(&line_slots[s].line, next);
+		store_slot(s, next);
 		uint64_t state = ((expected[0] & ~(uint64_t)(LINE_SLOTS - 1)) + STATE_VERSION_STEP) | (unsigned)s;
 		uint64_t floor = expected[1];
 		uint64_t before = expected[0];

@@ -36,9 +36,13 @@ _Static_assert(sizeof(struct line) % sizeof(uint64_t) == 0,
 	       "lines are copied one 64-bit word at a time");
 _Static_assert(_Alignof(struct line) == _Alignof(uint64_t), "a line is made of 64-bit words only");
 
+/* A published line and its read forms (line_seal), both written before the state names
+ * the slot and neither changed while it does. */
 struct line_slot {
 	_Alignas(64) struct line line;
+	struct line_forms forms;
 };
+_Static_assert(sizeof(struct line_forms) % sizeof(uint64_t) == 0, "forms are 64-bit words too");
 
 /* What a fork child must not inherit: the state (so it re-anchors before serving, in
  * case a time namespace moved its clocks), the slot claims (held by threads that do not
@@ -71,12 +75,20 @@ static inline uint64_t read_counter(void)
 	return clock_config.fenced ? counter_read_ordered() : counter_read_unfenced();
 }
 
-/* Reader helpers, as the kernel's vDSO has them: begin returns the state and the line it
- * names; after the fields are loaded, retry says whether they may be torn. */
-static inline uint64_t line_read_begin(const struct line **l)
+/* Reader helpers, as the kernel's vDSO has them: begin returns the state and the slot
+ * (or line) it names; after the fields are loaded, retry says whether they may be torn. */
+static inline uint64_t slot_read_begin(const struct line_slot **s)
 {
 	uint64_t w = __atomic_load_n(&wiped.state, __ATOMIC_ACQUIRE);
-	*l = &line_slots[w & (LINE_SLOTS - 1)].line;
+	*s = &line_slots[w & (LINE_SLOTS - 1)];
+	return w;
+}
+
+static inline uint64_t line_read_begin(const struct line **l)
+{
+	const struct line_slot *s;
+	uint64_t w = slot_read_begin(&s);
+	*l = &s->line;
 	return w;
 }
 
@@ -124,29 +136,36 @@ clock_read(clockid_t id, struct timespec *ts, struct pending_read *pending)
 	c--;
 
 	uint64_t t = read_counter();
-	const struct line *l;
-	uint64_t w = line_read_begin(&l);
+	const struct line_slot *s;
+	uint64_t w = slot_read_begin(&s);
+	const struct line *l = &s->line;
 	uint64_t start = LOAD(l->cur.start);
-	uint64_t from = start;
-	uint64_t to = LOAD(l->expiry);
-	const struct track_params *p = &l->cur.clk[c];
-	if (__builtin_expect(t - start >= to - start, 0)) {
-		to = start;
-		from = LOAD(l->prev_direct_from);
+	const struct split_conversion *p = &s->forms.cur[c];
+	if (__builtin_expect(t - start >= LOAD(l->expiry) - start, 0)) {
+		/* Before cur.start: prev serves [prev_direct_from, cur.start) in line. A value
+		 * past expiry is not in that range either (prev_direct_from <= cur.start). */
+		uint64_t from = LOAD(l->prev_direct_from);
+		if (t - from >= start - from)
+			goto slow;
 		start = LOAD(l->prev.start);
-		p = &l->prev.clk[c];
+		p = &s->forms.prev[c];
 	}
-	uint64_t base = LOAD(p->base);
-	uint64_t mult = LOAD(p->mult);
-	uint64_t shift = LOAD(p->shift);
-	if (__builtin_expect(line_read_retry(w) || t - from >= to - from, 0)) {
-		pending->clock = c;
-		pending->t = t;
-		return READ_SLOW;
-	}
-	struct conversion conv = {.mult = mult, .shift = (uint32_t)shift};
-	ns_to_timespec(base + conversion_apply(&conv, t - start), ts);
+	struct split_conversion form = {
+		.base_sec = LOAD(p->base_sec),
+		.base_nsec = LOAD(p->base_nsec),
+		.mult = LOAD(p->mult),
+		.pre_shift = LOAD(p->pre_shift),
+		.post_shift = LOAD(p->post_shift),
+	};
+	/* The decisions above may rest on a torn line; this validates them with the form. */
+	if (__builtin_expect(line_read_retry(w), 0))
+		goto slow;
+	split_conversion_apply(&form, t - start, ts);
 	return READ_SERVED;
+slow:
+	pending->clock = c;
+	pending->t = t;
+	return READ_SLOW;
 }
 
 #endif

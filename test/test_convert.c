@@ -174,6 +174,53 @@ static void bad_slopes_are_refused(void)
 	CHECK(conversion_from_slope(&c, 0.0L / 0.0L) == -1);
 }
 
+/* The hot path's split form is the same map, to the nanosecond: over rates from 1 MHz
+ * (a delta shifted up first) to 10 GHz (the product's high half shifted down), bases
+ * anywhere in their second, and deltas up to the range's end (many seconds on, where the
+ * rare normalisation runs). */
+static void split_form_is_the_same_map(void)
+{
+	for (int r = 0; r < 2000; r++) {
+		uint64_t rate_millihz = 1000000000ull + rng() % 10000000000000ull;
+		struct conversion c;
+		CHECK(conversion_from_rate(&c, rate_millihz) == 0);
+		uint64_t base = rng() >> (rng() % 8);
+		uint64_t max = conversion_max_delta(&c) / (1 + rng() % 1000);
+		struct split_conversion s;
+		CHECK(split_conversion_from(&s, base, &c, max) == 0);
+		CHECK(s.base_nsec < NSEC_PER_SEC && s.pre_shift < 64 && s.post_shift < 64);
+		CHECK(s.pre_shift == 0 || s.post_shift == 0);
+		for (int k = 0; k < 200; k++) {
+			uint64_t delta = k == 0 ? max : rng() >> (rng() % 64);
+			if (delta > max)
+				delta = max;
+			uint64_t ns = base + conversion_apply(&c, delta);
+			if (ns < base)
+				continue; /* past 2^64 ns: no clock gets there */
+			struct timespec want, got;
+			ns_to_timespec(ns, &want);
+			split_conversion_apply(&s, delta, &got);
+			CHECK_EQ_U64((uint64_t)got.tv_sec, (uint64_t)want.tv_sec);
+			CHECK_EQ_U64((uint64_t)got.tv_nsec, (uint64_t)want.tv_nsec);
+		}
+	}
+}
+
+/* A range whose values pass 2^63 ns has no split form: the caller must not serve it. */
+static void split_form_refuses_what_it_cannot_cover(void)
+{
+	struct conversion c;
+	struct split_conversion s;
+	CHECK(conversion_from_rate(&c, 25000000000ull) == 0); /* 25 MHz: delta shifted up */
+	uint64_t max = conversion_max_delta(&c);
+	CHECK(split_conversion_from(&s, 0, &c, max) == 0);
+	CHECK(s.pre_shift > 0);
+	CHECK(split_conversion_from(&s, 0, &c, max + 1) == -1);
+	CHECK(conversion_from_rate(&c, 3000000000000ull) == 0); /* 3 GHz: every delta */
+	CHECK(split_conversion_from(&s, 0, &c, UINT64_MAX) == 0);
+	CHECK(s.pre_shift == 0 && s.post_shift > 0);
+}
+
 int main(void)
 {
 	RUN(fio_published_figures);
@@ -185,5 +232,7 @@ int main(void)
 	RUN(rejects_zero);
 	RUN(slopes_match_exact_ratios);
 	RUN(bad_slopes_are_refused);
+	RUN(split_form_is_the_same_map);
+	RUN(split_form_refuses_what_it_cannot_cover);
 	return unit_finish();
 }

@@ -10,6 +10,7 @@
 struct line_slot line_slots[LINE_SLOTS];
 struct fork_wiped wiped;
 struct clock_config clock_config;
+static struct line_forms forms; /* what line_seal derives for the checks before publish */
 
 /* Not reached: the hot path hands its rare cases back as READ_SLOW. */
 int clock_read_slow(unsigned clock, struct timespec *ts, uint64_t t)
@@ -21,10 +22,12 @@ int clock_read_slow(unsigned clock, struct timespec *ts, uint64_t t)
 #define GHZ_MILLIHZ 1000000000000ull /* a 1 GHz counter: one tick per ns */
 #define BASE 5000000000000ull        /* ns at the previous segment's start */
 
+static uint64_t rate_millihz = GHZ_MILLIHZ;
+
 static void segment_at(struct segment *s, uint64_t start, uint64_t until, uint64_t base)
 {
 	struct conversion c;
-	conversion_from_rate(&c, GHZ_MILLIHZ);
+	conversion_from_rate(&c, rate_millihz);
 	s->start = start;
 	s->until = until;
 	for (int k = 0; k < TRACKS; k++)
@@ -40,12 +43,14 @@ static struct line line_around(uint64_t now, uint64_t cur_start)
 	segment_at(&l.prev, now - 1000000, now + 1000000000, BASE);
 	segment_at(&l.cur, cur_start, cur_start + 2000000000, BASE + (cur_start - (now - 1000000)));
 	l.expiry = cur_start + 1000000000;
-	line_seal(&l);
+	line_seal(&l, &forms);
 	return l;
 }
 
-static void publish(const struct line *l)
+/* As a writer does: sealed, with its read forms, into a slot the state then names. */
+static void publish(struct line *l)
 {
+	line_seal(l, &line_slots[1].forms);
 	line_slots[1].line = *l;
 	wiped.state = STATE_VERSION_STEP | 1;
 }
@@ -79,7 +84,7 @@ static void a_floor_on_prev_sends_the_read_to_the_slow_path(void)
 	uint64_t now = counter_read_ordered();
 	struct line l = line_around(now, now + 500000000);
 	l.prev_floor[SERVED_MONOTONIC] = BASE + 2000000000; /* what a fallback handed out */
-	line_seal(&l);
+	line_seal(&l, &forms);
 	CHECK_EQ_U64(l.prev_direct_from, l.cur.start);
 	publish(&l);
 	struct timespec ts;
@@ -91,7 +96,7 @@ static void a_clamp_on_prev_sends_the_read_to_the_slow_path(void)
 	uint64_t now = counter_read_ordered();
 	struct line l = line_around(now, now + 500000000);
 	l.prev.until = now - 500000; /* prev ended before now: its value is clamped there */
-	line_seal(&l);
+	line_seal(&l, &forms);
 	publish(&l);
 	struct timespec ts;
 	CHECK(read_mono(&ts) == READ_SLOW);
@@ -119,6 +124,51 @@ static void no_line_or_an_unserved_clock(void)
 	CHECK(clock_read(-1, &ts, &pending) == READ_PASS);
 }
 
+/* What the hot path hands out is the line's value (line_value) at a counter value taken
+ * during the call, through cur and through prev, at an odd rate and with bases a few ns
+ * before a second ends, so that values cross into the next second. */
+static void served_values_are_the_lines(void)
+{
+	rate_millihz = 2449999999937ull;
+	for (int k = 0; k < 2; k++) {
+		uint64_t now = counter_read_ordered();
+		struct line l;
+		memset(&l, 0, sizeof l);
+		l.active = 1;
+		uint64_t prev_start = now - 1000, cur_start = k ? now - 500 : now + 1000000000;
+		segment_at(&l.prev, prev_start, now + 2000000000, 41 * 1000000000ull - 300);
+		segment_at(&l.cur, cur_start, cur_start + 2000000000, 41 * 1000000000ull - 100);
+		l.expiry = cur_start + 1000000000;
+		line_seal(&l, &forms);
+		publish(&l);
+		for (int i = 0; i < 1000; i++) {
+			struct timespec ts;
+			uint64_t before = counter_read_ordered();
+			CHECK(read_mono(&ts) == READ_SERVED);
+			uint64_t after = counter_read_ordered();
+			CHECK(ts.tv_nsec >= 0 && ts.tv_nsec < 1000000000);
+			uint64_t v = ns_of(&ts);
+			CHECK(v >= line_value(&l, SERVED_MONOTONIC, before));
+			CHECK(v <= line_value(&l, SERVED_MONOTONIC, after));
+		}
+	}
+	rate_millihz = GHZ_MILLIHZ;
+}
+
+/* A current segment whose values would pass 2^63 ns has no read form: line_seal stops
+ * the line (only a corrupt plan gets there), and every read goes to the slow path. */
+static void a_line_no_read_form_covers_is_stopped(void)
+{
+	uint64_t now = counter_read_ordered();
+	struct line l = line_around(now, now - 500000);
+	l.expiry = l.cur.start + (1ull << 63) + 2; /* past 2^63 ticks of 1 ns */
+	line_seal(&l, &forms);
+	CHECK(l.active == 0);
+	publish(&l);
+	struct timespec ts;
+	CHECK(read_mono(&ts) == READ_SLOW);
+}
+
 int main(void)
 {
 	clock_config.served_index[CLOCK_MONOTONIC] = SERVED_MONOTONIC + 1;
@@ -128,5 +178,7 @@ int main(void)
 	RUN(a_clamp_on_prev_sends_the_read_to_the_slow_path);
 	RUN(the_current_segment_serves_until_expiry);
 	RUN(no_line_or_an_unserved_clock);
+	RUN(served_values_are_the_lines);
+	RUN(a_line_no_read_form_covers_is_stopped);
 	return unit_finish();
 }

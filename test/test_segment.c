@@ -327,16 +327,17 @@ static void check_direct_range(const struct line *l)
 
 static void the_hot_path_serves_prev_only_where_it_is_the_line(void)
 {
+	struct line_forms forms;
 	struct line old;
 	first_line(&old, &steady, 10000000);
-	line_seal(&old);
+	line_seal(&old, &forms);
 	CHECK_EQ_U64(old.prev_direct_from, old.cur.start); /* a first line has no prev */
 
 	/* A continuation: prev serves the life before the new segment starts. */
 	struct anchor a = anchor_of(&steady, old.expiry + 100, 30, 100);
 	const struct plan cont = plan_from(&old, &a, old.expiry);
 	struct line next = cont.next;
-	line_seal(&next);
+	line_seal(&next, &forms);
 	CHECK_EQ_U64(next.prev_direct_from, next.prev.start);
 	CHECK(next.cur.start > old.expiry);
 	check_direct_range(&next);
@@ -347,20 +348,20 @@ static void the_hot_path_serves_prev_only_where_it_is_the_line(void)
 	struct plan p = plan_from(&old, &a, late);
 	next = p.next;
 	CHECK(line_apply_floor(&next, kernel_at(&steady, SERVED_MONOTONIC, late + 3000), 0));
-	line_seal(&next);
+	line_seal(&next, &forms);
 	CHECK_EQ_U64(next.prev_direct_from, next.cur.start);
 	check_direct_range(&next);
 
 	/* A floor that binds on one track only, the rest of the line unchanged. */
 	next = cont.next;
 	next.prev_floor[SERVED_BOOTTIME] = segment_value(&next.prev, SERVED_BOOTTIME, next.prev.start) + 1;
-	line_seal(&next);
+	line_seal(&next, &forms);
 	CHECK_EQ_U64(next.prev_direct_from, next.cur.start);
 
 	/* An inactive line sends every read to the slow path. */
 	next = p.next;
 	next.active = 0;
-	line_seal(&next);
+	line_seal(&next, &forms);
 	CHECK_EQ_U64(next.prev_direct_from, next.cur.start);
 }
 

@@ -59,10 +59,11 @@ $(B)/cli/common.o: $(B)/install-dirs.h
 $(B)/cli/common.o: ALL_CFLAGS += -I$(B)
 
 # The shim exports only what shim/exports.map names; calib is linked in privately. It is
-# installed as $(SONAME); build/libtscshim.so is the same file.
+# installed as $(SONAME); build/libtscshim.so is the same file. Its build-id keys the
+# costs it caches (shim/build_id.c).
 $(B)/libtscshim.so: $(SHIM_OBJ) $(B)/libtsccalib.a shim/exports.map
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=shim/exports.map \
-		-Wl,-z,now $(SHIM_OBJ) $(B)/libtsccalib.a -o $@ $(LDLIBS) -ldl
+		-Wl,-z,now -Wl,--build-id $(SHIM_OBJ) $(B)/libtsccalib.a -o $@ $(LDLIBS) -ldl
 
 # The same shim with test hooks (shim/test_points.h): tests pause, signal or jump out of a
 # writer at a chosen point through it. Never installed; exports one more symbol.
@@ -72,7 +73,7 @@ $(B)/hooks/%.o: %.c $(wildcard calib/*.h include/*.h shim/*.h)
 	$(CC) $(ALL_CFLAGS) -DTSCSHIM_TEST_HOOKS -c $< -o $@
 $(B)/test/libtscshim-hooks.so: $(HOOKS_OBJ) $(B)/libtsccalib.a test/hooks.map
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -shared -Wl,--version-script=test/hooks.map -Wl,-z,now \
+	$(CC) $(ALL_CFLAGS) -shared -Wl,--version-script=test/hooks.map -Wl,-z,now -Wl,--build-id \
 		$(HOOKS_OBJ) $(B)/libtsccalib.a -o $@ $(LDLIBS) -ldl
 
 $(B)/test/%: test/%.c test/unit.h $(B)/libtsccalib.a

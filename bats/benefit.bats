@@ -59,6 +59,23 @@ setup() {
 	[ "$(cat "$TSCSHIM_CACHE")" = "$before" ]
 }
 
+@test "benefit: costs cached by another build of the shim are measured again" {
+	run --separate-stderr env TSCSHIM_VERBOSE=1 LD_PRELOAD="$SHIM" "$PROBE" status
+	grep -Eq "^cost_build=[1-9][0-9]*$" "$TSCSHIM_CACHE"
+	# The same build takes them from the record...
+	run --separate-stderr env TSCSHIM_VERBOSE=1 LD_PRELOAD="$SHIM" "$PROBE" status
+	echo "$stderr"
+	[[ "$stderr" == *"from the record;"* ]]
+	# ...another build (its build-id differs) measures them again and keeps its own.
+	edit_cache "$TSCSHIM_CACHE" cost_build 12345
+	run --separate-stderr env TSCSHIM_VERBOSE=1 LD_PRELOAD="$SHIM" "$PROBE" status
+	echo "$output"; echo "$stderr"
+	[[ "$output" == *"from_cache=1"* ]]
+	[[ "$stderr" == *"measured now;"* ]]
+	! grep -q "^cost_build=12345$" "$TSCSHIM_CACHE"
+	grep -Eq "^cost_build=[1-9][0-9]*$" "$TSCSHIM_CACHE"
+}
+
 @test "benefit: costs cached by a plain run are measured again when another library makes the clock a system call" {
 	run --separate-stderr env TSCSHIM_VERBOSE=1 LD_PRELOAD="$SHIM" "$PROBE" status
 	echo "$stderr"

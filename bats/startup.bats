@@ -25,20 +25,6 @@ teardown() {
 
 as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; }
 
-# Rewrites FIELD=VALUE in the cache file at PATH and fixes its checksum (FNV-1a 64).
-edit_cache() { # PATH FIELD VALUE
-	python3 - "$@" <<'EOF'
-import sys
-path, field, value = sys.argv[1:]
-lines = open(path).read().splitlines(True)[:-1]
-lines = [f"{field}={value}\n" if l.startswith(field + "=") else l for l in lines]
-body = "".join(lines).encode()
-h = 0xcbf29ce484222325
-for b in body:
-    h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
-open(path, "wb").write(body + b"checksum=%016x\n" % h)
-EOF
-}
 
 @test "startup: the constructor's static stack use is at most 4 KiB (gcc -fcallgraph-info)" {
 	run python3 "$ROOT/test/stack-usage.py" 4096
@@ -78,7 +64,7 @@ EOF
 	[[ "$stderr" == *"machine-wide record saved to $record"* ]]
 	[ "$(stat -c '%u %a' "$record")" = "0 644" ]
 	[ "$(stat -c '%u %a' "$(dirname "$record")")" = "0 755" ]
-	grep -q '^tscshim-cache 3$' "$record"
+	grep -q '^tscshim-cache 4$' "$record"
 	grep -q "^cpus=" "$record"
 
 	mine="$shared/nobody"
@@ -164,6 +150,8 @@ EOF
 @test "startup: a cache planted by another user is replaced where the directory allows, else reported" {
 	require_reliable
 	[ "$(id -u)" -eq 0 ] || skip "needs root to plant a file for another user"
+	# Each start measures: a loaded machine can leave the default estimate inconclusive.
+	export TSCSHIM_ESTIMATE_BUDGET_US=500000
 	# A directory of the user's own: replaced.
 	mine="$shared/nobody"
 	mkdir "$mine" && chown nobody "$mine"

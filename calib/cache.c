@@ -17,6 +17,8 @@
 #define FNV_PRIME 0x100000001b3ull
 
 #define MAGIC "tscshim-cache "
+#define STRINGIFY_(x) #x
+#define STRINGIFY(x) STRINGIFY_(x)
 #define CHECKSUM_KEY "checksum="
 #define CHECKSUM_LINE_LEN (sizeof CHECKSUM_KEY - 1 + 16) /* without its newline */
 
@@ -45,6 +47,7 @@ static const struct field fields[] = {
 	FIELD(syscall_ps, FIELD_U64, 0, CACHE_COST_MAX_PS),
 	FIELD(fenced_ps, FIELD_U64, 0, CACHE_COST_MAX_PS),
 	FIELD(unfenced_ps, FIELD_U64, 0, CACHE_COST_MAX_PS),
+	FIELD(cost_build, FIELD_U64, 0, UINT64_MAX),
 };
 enum { FIELD_COUNT = sizeof fields / sizeof fields[0] };
 
@@ -306,11 +309,11 @@ int cache_parse(const char *data, size_t len, struct cache_file *out, char *why,
 	uint64_t version = 0;
 	if (header_len <= sizeof MAGIC - 1 || memcmp(data, MAGIC, sizeof MAGIC - 1) != 0 ||
 	    parse_u64(data + sizeof MAGIC - 1, header_len - (sizeof MAGIC - 1), &version) != 0) {
-		set_why(why, why_size, "not a tscshim cache (first line is not 'tscshim-cache 2')", NULL, NULL);
+		set_why(why, why_size, "not a tscshim cache (first line is not 'tscshim-cache " STRINGIFY(CACHE_FORMAT_VERSION) "')", NULL, NULL);
 		return CACHE_CORRUPT;
 	}
 	if (version != CACHE_FORMAT_VERSION) {
-		set_why(why, why_size, "another format version (expected 2)", NULL, NULL);
+		set_why(why, why_size, "another format version (expected " STRINGIFY(CACHE_FORMAT_VERSION) ")", NULL, NULL);
 		return CACHE_CORRUPT;
 	}
 

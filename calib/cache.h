@@ -10,7 +10,7 @@
  *
  * The file is small text, every line ending in '\n', exactly as the writer produces it:
  *
- *   tscshim-cache 3
+ *   tscshim-cache 4
  *   <one or more records, each its fields in the order of the field table in cache.c:>
  *   boot_id=<1..39 printable ASCII, no space>
  *   cpu_signature=<decimal u32: CPUID leaf 1 EAX>
@@ -24,6 +24,7 @@
  *   syscall_ps=<the same for the clock_gettime system call>
  *   fenced_ps=<the same for the shim's counter path, ordered reads>
  *   unfenced_ps=<the same, unfenced reads>
+ *   cost_build=<decimal u64: the shim build that measured the four costs, 0 = none>
  *   checksum=<16 lowercase hex digits: FNV-1a 64 over every byte before this line>
  *
  * Decimals are digits only, without sign or leading zeros. Anything else (another order,
@@ -46,7 +47,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CACHE_FORMAT_VERSION 3 /* 3: the benefit gate's costs */
+#define CACHE_FORMAT_VERSION 4 /* 3: the benefit gate's costs; 4: the build they are of */
 #define CACHE_MAX_SIZE 4096 /* bytes; a larger file is not ours */
 #define CACHE_RECORDS_MAX 4
 
@@ -66,6 +67,9 @@ struct cache_record {
 	/* The benefit gate's per-call costs (picoseconds: whole numbers in the file), kept
 	 * so that a warm start does not measure them again; 0 = not measured. */
 	uint64_t kernel_ps, syscall_ps, fenced_ps, unfenced_ps;
+	/* The shim build that measured them (shim_build_id()): another build's hot path
+	 * costs something else, so its figures are not used. 0 = none. */
+	uint64_t cost_build;
 };
 
 /* Costs above this (1 ms a call) are not a clock read: the field is out of range. */

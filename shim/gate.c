@@ -432,7 +432,9 @@ static void find_costs(void)
 {
 	const struct cache_record *rec = scratch.used;
 	int c = __builtin_ctz(gate.served); /* the first served clock stands for them all */
-	if (rec && rec->kernel_ps && rec->syscall_ps && rec->fenced_ps && rec->unfenced_ps) {
+	uint64_t build = shim_build_id();
+	if (rec && rec->kernel_ps && rec->syscall_ps && rec->fenced_ps && rec->unfenced_ps &&
+	    build && rec->cost_build == build) {
 		gate.cost = (struct cost_ps){rec->kernel_ps, rec->syscall_ps, rec->fenced_ps,
 					     rec->unfenced_ps};
 		if (cost_still_applies(clock_table[c].id, gate.rate_millihz, &gate.cost))
@@ -449,6 +451,7 @@ static void find_costs(void)
 	scratch.keep.syscall_ps = gate.cost.syscall;
 	scratch.keep.fenced_ps = gate.cost.fenced;
 	scratch.keep.unfenced_ps = gate.cost.unfenced;
+	scratch.keep.cost_build = build;
 	scratch.keep_pending = true;
 }
 

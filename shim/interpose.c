@@ -73,10 +73,12 @@ int real_clock_gettime(clockid_t clock, struct timespec *ts)
 
 /* Each entry point has the same shape: the common case inline, served (counted inline
  * when counting is on), and tail calls out of line for the others: *_pass calls the real
- * function (one load and a tail call once it is known and nothing is counted; *_pass_rare
- * otherwise), *_slow finishes what the inline read could not (READ_SLOW, whose clock is
- * in the pending read). The passes need no stack frame: pass-through, the default where
- * the counter does not pay, costs a jump and a load more than the real function. */
+ * function (two loads and a tail call once it is known and nothing is counted),
+ * *_pass_counted when counting is on (as `tscshim ab` turns it on for its B side: the
+ * count and a tail call, not a chain of calls), *_pass_rare before the real function is
+ * known, *_slow finishes what the inline read could not (READ_SLOW, whose clock is in
+ * the pending read). The plain pass needs no stack frame: pass-through, the default
+ * where the counter does not pay, costs a jump and two loads more than the real one. */
 
 static inline void count(unsigned slot, bool served)
 {
@@ -96,12 +98,21 @@ static __attribute__((noinline)) int clock_gettime_pass_rare(clockid_t clock, st
 	return real_clock_gettime(clock, ts);
 }
 
+static __attribute__((noinline)) int clock_gettime_pass_counted(clockid_t clock, struct timespec *ts)
+{
+	clock_gettime_fn *fn = (clock_gettime_fn *)real_if_known(&real_cgt);
+	if (__builtin_expect(fn == NULL, 0))
+		return clock_gettime_pass_rare(clock, ts);
+	count(stats_slot_of(clock), false);
+	return fn(clock, ts);
+}
+
 static __attribute__((noinline)) int clock_gettime_pass(clockid_t clock, struct timespec *ts)
 {
 	clock_gettime_fn *fn = (clock_gettime_fn *)real_if_known(&real_cgt);
 	if (__builtin_expect(fn != NULL && !stats_enabled, 1))
 		return fn(clock, ts);
-	return clock_gettime_pass_rare(clock, ts);
+	return clock_gettime_pass_counted(clock, ts);
 }
 
 static __attribute__((noinline)) int clock_gettime_slow(struct timespec *ts, struct pending_read pending)
@@ -151,12 +162,21 @@ static __attribute__((noinline)) int gettimeofday_pass_rare(struct timeval *tv, 
 	return (int)syscall(SYS_gettimeofday, tv, tz);
 }
 
+static __attribute__((noinline)) int gettimeofday_pass_counted(struct timeval *tv, void *tz)
+{
+	gettimeofday_fn *fn = (gettimeofday_fn *)real_if_known(&real_gtod);
+	if (__builtin_expect(fn == NULL, 0))
+		return gettimeofday_pass_rare(tv, tz);
+	count(SERVED_REALTIME, false);
+	return fn(tv, tz);
+}
+
 static __attribute__((noinline)) int gettimeofday_pass(struct timeval *tv, void *tz)
 {
 	gettimeofday_fn *fn = (gettimeofday_fn *)real_if_known(&real_gtod);
 	if (__builtin_expect(fn != NULL && !stats_enabled, 1))
 		return fn(tv, tz);
-	return gettimeofday_pass_rare(tv, tz);
+	return gettimeofday_pass_counted(tv, tz);
 }
 
 static __attribute__((noinline)) int gettimeofday_slow(struct timeval *tv, struct pending_read pending)
@@ -197,12 +217,21 @@ static __attribute__((noinline)) int timespec_get_pass_rare(struct timespec *ts,
 	return syscall_clock_gettime(CLOCK_REALTIME, ts) == 0 ? base : 0;
 }
 
+static __attribute__((noinline)) int timespec_get_pass_counted(struct timespec *ts, int base)
+{
+	timespec_get_fn *fn = (timespec_get_fn *)real_if_known(&real_tsg);
+	if (__builtin_expect(fn == NULL, 0))
+		return timespec_get_pass_rare(ts, base);
+	count(SERVED_REALTIME, false);
+	return fn(ts, base);
+}
+
 static __attribute__((noinline)) int timespec_get_pass(struct timespec *ts, int base)
 {
 	timespec_get_fn *fn = (timespec_get_fn *)real_if_known(&real_tsg);
 	if (__builtin_expect(fn != NULL && !stats_enabled, 1))
 		return fn(ts, base);
-	return timespec_get_pass_rare(ts, base);
+	return timespec_get_pass_counted(ts, base);
 }
 
 static __attribute__((noinline)) int timespec_get_slow(struct timespec *ts, struct pending_read pending)

@@ -40,6 +40,10 @@ struct cost_ps {
 	uint64_t kernel, syscall, fenced, unfenced;
 };
 void cost_measure(clockid_t clock, uint64_t rate_millihz, struct cost_ps *out);
+
+/* This library's GNU build-id folded to 64 bits (never 0), or 0 if it has none: the key
+ * under which its measured costs are cached (shim/build_id.c). */
+uint64_t shim_build_id(void);
 /* Whether the kernel's clock is still read the way the cached costs say (vDSO or system
  * call): a few calls, well under a microsecond where it is the vDSO. */
 bool cost_still_applies(clockid_t clock, uint64_t rate_millihz, const struct cost_ps *cached);

@@ -34,19 +34,29 @@ static struct real_symbol real_cgt = {.name = "clock_gettime"};
 static struct real_symbol real_gtod = {.name = "gettimeofday"};
 static struct real_symbol real_tsg = {.name = "timespec_get"};
 
-/* The real function, or NULL while its lookup is under way (possibly in this very thread:
- * dlsym may allocate, and an allocator may read the clock). */
-static void *real(struct real_symbol *sym)
+/* The real function once looked up, else NULL. */
+static inline void *real_if_known(struct real_symbol *sym)
 {
-	void *address = atomic_load_explicit(&sym->address, memory_order_acquire);
-	if (__builtin_expect(address != NULL, 1))
-		return address;
+	return atomic_load_explicit(&sym->address, memory_order_acquire);
+}
+
+/* The first lookup, out of line. */
+static __attribute__((noinline)) void *look_up(struct real_symbol *sym)
+{
 	int expected = 0;
 	if (!atomic_compare_exchange_strong(&sym->state, &expected, 1))
 		return atomic_load_explicit(&sym->address, memory_order_acquire);
 	atomic_store_explicit(&sym->address, dlsym(RTLD_NEXT, sym->name), memory_order_release);
 	atomic_store(&sym->state, 2);
 	return atomic_load(&sym->address);
+}
+
+/* The real function, or NULL while its lookup is under way (possibly in this very thread:
+ * dlsym may allocate, and an allocator may read the clock). One load once it is known. */
+static inline void *real(struct real_symbol *sym)
+{
+	void *address = real_if_known(sym);
+	return __builtin_expect(address != NULL, 1) ? address : look_up(sym);
 }
 
 /* glibc declares these pointers nonnull, so the compiler would drop a NULL check; a
@@ -73,23 +83,16 @@ int real_clock_gettime(clockid_t clock, struct timespec *ts)
 
 /* Each entry point has the same shape: the common case inline, served (counted inline
  * when counting is on), and tail calls out of line for the others: *_pass calls the real
- * function (two loads and a tail call once it is known and nothing is counted),
- * *_pass_counted when counting is on (as `tscshim ab` turns it on for its B side: the
- * count and a tail call, not a chain of calls), *_pass_rare before the real function is
- * known, *_slow finishes what the inline read could not (READ_SLOW, whose clock is in
- * the pending read). The plain pass needs no stack frame: pass-through, the default
- * where the counter does not pay, costs a jump and two loads more than the real one. */
+ * function (two loads and a tail call once it is known and nothing is counted;
+ * *_pass_rare otherwise: the count, then the real function, itself one load once known),
+ * *_slow finishes what the inline read could not (READ_SLOW, whose clock is in the
+ * pending read). The plain pass needs no stack frame: pass-through, the default where the
+ * counter does not pay, costs a jump and two loads more than the real function. */
 
 static inline void count(unsigned slot, bool served)
 {
 	if (stats_enabled)
 		stats_count(slot, served);
-}
-
-/* The real function once looked up, else NULL. */
-static inline void *real_if_known(struct real_symbol *sym)
-{
-	return atomic_load_explicit(&sym->address, memory_order_acquire);
 }
 
 static __attribute__((noinline)) int clock_gettime_pass_rare(clockid_t clock, struct timespec *ts)
@@ -98,21 +101,12 @@ static __attribute__((noinline)) int clock_gettime_pass_rare(clockid_t clock, st
 	return real_clock_gettime(clock, ts);
 }
 
-static __attribute__((noinline)) int clock_gettime_pass_counted(clockid_t clock, struct timespec *ts)
-{
-	clock_gettime_fn *fn = (clock_gettime_fn *)real_if_known(&real_cgt);
-	if (__builtin_expect(fn == NULL, 0))
-		return clock_gettime_pass_rare(clock, ts);
-	count(stats_slot_of(clock), false);
-	return fn(clock, ts);
-}
-
 static __attribute__((noinline)) int clock_gettime_pass(clockid_t clock, struct timespec *ts)
 {
 	clock_gettime_fn *fn = (clock_gettime_fn *)real_if_known(&real_cgt);
 	if (__builtin_expect(fn != NULL && !stats_enabled, 1))
 		return fn(clock, ts);
-	return clock_gettime_pass_counted(clock, ts);
+	return clock_gettime_pass_rare(clock, ts);
 }
 
 static __attribute__((noinline)) int clock_gettime_slow(struct timespec *ts, struct pending_read pending)
@@ -162,21 +156,12 @@ static __attribute__((noinline)) int gettimeofday_pass_rare(struct timeval *tv, 
 	return (int)syscall(SYS_gettimeofday, tv, tz);
 }
 
-static __attribute__((noinline)) int gettimeofday_pass_counted(struct timeval *tv, void *tz)
-{
-	gettimeofday_fn *fn = (gettimeofday_fn *)real_if_known(&real_gtod);
-	if (__builtin_expect(fn == NULL, 0))
-		return gettimeofday_pass_rare(tv, tz);
-	count(SERVED_REALTIME, false);
-	return fn(tv, tz);
-}
-
 static __attribute__((noinline)) int gettimeofday_pass(struct timeval *tv, void *tz)
 {
 	gettimeofday_fn *fn = (gettimeofday_fn *)real_if_known(&real_gtod);
 	if (__builtin_expect(fn != NULL && !stats_enabled, 1))
 		return fn(tv, tz);
-	return gettimeofday_pass_counted(tv, tz);
+	return gettimeofday_pass_rare(tv, tz);
 }
 
 static __attribute__((noinline)) int gettimeofday_slow(struct timeval *tv, struct pending_read pending)
@@ -217,21 +202,12 @@ static __attribute__((noinline)) int timespec_get_pass_rare(struct timespec *ts,
 	return syscall_clock_gettime(CLOCK_REALTIME, ts) == 0 ? base : 0;
 }
 
-static __attribute__((noinline)) int timespec_get_pass_counted(struct timespec *ts, int base)
-{
-	timespec_get_fn *fn = (timespec_get_fn *)real_if_known(&real_tsg);
-	if (__builtin_expect(fn == NULL, 0))
-		return timespec_get_pass_rare(ts, base);
-	count(SERVED_REALTIME, false);
-	return fn(ts, base);
-}
-
 static __attribute__((noinline)) int timespec_get_pass(struct timespec *ts, int base)
 {
 	timespec_get_fn *fn = (timespec_get_fn *)real_if_known(&real_tsg);
 	if (__builtin_expect(fn != NULL && !stats_enabled, 1))
 		return fn(ts, base);
-	return timespec_get_pass_counted(ts, base);
+	return timespec_get_pass_rare(ts, base);
 }
 
 static __attribute__((noinline)) int timespec_get_slow(struct timespec *ts, struct pending_read pending)

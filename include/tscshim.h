@@ -7,16 +7,39 @@
 #ifndef INCLUDE_TSC_SHIM_H
 #define INCLUDE_TSC_SHIM_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define TSCSHIM_VERSION "0.2.0"
 #define TSCSHIM_REASON_SIZE 192
+/* The layout tscshim_status_v2() fills: the version-1 fields, then version 2's. Fields
+ * are only ever appended; a caller passes the size it was built with. */
+#define TSCSHIM_STATUS_VERSION 2
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
+/* Where the verdict and the rate came from. */
+enum tscshim_source {
+	TSCSHIM_SOURCE_NONE,          /* nothing was needed or found (refused early, disabled) */
+	TSCSHIM_SOURCE_SYSTEM_RECORD, /* the machine-wide record (TSCSHIM_SYSTEM_RECORD) */
+	TSCSHIM_SOURCE_USER_CACHE,    /* the per-user cache (TSCSHIM_CACHE) */
+	TSCSHIM_SOURCE_MEASURED,      /* measured by this process's decision */
+};
+
+/* The per-clock counters, in this order (the stats line's fields). */
+enum tscshim_stat_clock {
+	TSCSHIM_STAT_MONOTONIC,
+	TSCSHIM_STAT_MONOTONIC_RAW,
+	TSCSHIM_STAT_BOOTTIME,
+	TSCSHIM_STAT_REALTIME,
+	TSCSHIM_STAT_OTHER, /* every clock the shim does not serve */
+	TSCSHIM_STAT_CLOCKS,
+};
+
 struct tscshim_status {
+	/* ---- version 1: filled by tscshim_status() and tscshim_status_v2() ---- */
 	int active;             /* 1: served clocks read the TSC; 0: everything passes through */
 	char reason[TSCSHIM_REASON_SIZE]; /* why (the gate's reason, or why the path was left) */
 	uint64_t rate_millihz;  /* the counter's calibrated rate, 0 if unknown */
@@ -25,15 +48,47 @@ struct tscshim_status {
 	uint32_t shift;
 	uint32_t served_clocks; /* bit set: 1 monotonic, 2 monotonic_raw, 4 boottime, 8 realtime */
 	int fenced;             /* 1: ordered counter reads */
-	int from_cache;         /* 1: the verdict and rate came from the calibration cache */
+	int from_cache;         /* 1: the verdict and rate came from a file, the machine-wide
+	                         * record or the per-user cache (version 2's source says which) */
 	uint64_t resyncs;       /* re-synchronizations so far in this process */
-	uint64_t fallbacks;     /* times the watchdog re-anchored or gave up */
+	uint64_t fallbacks;     /* re-anchors plus stops (version 2 counts each alone) */
 	uint64_t stats_write_failures; /* TSCSHIM_STATS writes that failed; 1 already at load if
 	                                * the destination was then unusable (see tscshim(7)) */
+
+	/* ---- version 2: filled by tscshim_status_v2() only ---- */
+	uint32_t version;       /* TSCSHIM_STATUS_VERSION of the library that filled this */
+	int decided;            /* 1: the decision ran (at the first read of a served clock, or
+	                         * at this query); 0: not yet */
+	int source;             /* enum tscshim_source */
+	int costs_from_record;  /* 1: the costs below came from a record; 0: measured now */
+	int not_worth_it;       /* 1: reliable, but the counter is not cheaper (TSCSHIM_SERVE=auto) */
+	int stopped_uncovered;  /* 1: stopped: the CPU affinity widened beyond the verdict's CPUs */
+	uint64_t decide_ns;     /* how long the decision took */
+	/* The benefit gate's per-call costs in picoseconds (0: not measured), and the build
+	 * of the library they belong to (its GNU build-id folded to 64 bits). */
+	uint64_t cost_kernel_ps, cost_syscall_ps, cost_fenced_ps, cost_unfenced_ps;
+	uint64_t cost_build;
+	uint64_t build_id;      /* this library's build, in the same form */
+	/* Calls per enum tscshim_stat_clock: all of them, and those served from the counter.
+	 * Counted only while TSCSHIM_STATS is set; 0 otherwise. */
+	uint64_t calls[TSCSHIM_STAT_CLOCKS], served[TSCSHIM_STAT_CLOCKS];
+	uint64_t reanchors;     /* the watchdog moved the line onto the kernel's clock */
+	uint64_t stops;         /* the watchdog stopped serving */
+	uint64_t largest_error_ns; /* the largest disagreement a re-synchronization measured */
+	uint64_t kernel_reads;  /* reads past a line's hard end answered from the kernel */
+	uint64_t lost_writes;   /* re-synchronizations dropped because another published */
 };
 
-/* Fills *out. Async-signal-safe. Returns 0. */
+/* Fills the version-1 fields of *out (a caller built against version 1 passes a struct
+ * of that size). Decides first if no served clock was read yet. Async-signal-safe.
+ * Returns 0. */
 int tscshim_status(struct tscshim_status *out);
+
+/* Fills the first `size` bytes of *out (pass sizeof *out), at most the whole structure
+ * this library knows; fields beyond what it fills are left as they were. Decides first
+ * if no served clock was read yet. Async-signal-safe. Returns the version it filled, or
+ * -1 if size is smaller than version 1's fields. */
+int tscshim_status_v2(struct tscshim_status *out, size_t size);
 
 #ifdef __cplusplus
 }

@@ -1,5 +1,9 @@
 #include "clocks.h"
 
+_Static_assert(CLOCK_REALTIME < CLOCK_ID_LIMIT && CLOCK_MONOTONIC < CLOCK_ID_LIMIT &&
+		       CLOCK_MONOTONIC_RAW < CLOCK_ID_LIMIT && CLOCK_BOOTTIME < CLOCK_ID_LIMIT,
+	       "every served clock has a row in the tables by clock id");
+
 const struct clock_desc clock_table[SERVED_CLOCK_COUNT] = {
 	[SERVED_MONOTONIC] = {CLOCK_MONOTONIC, "monotonic", FAMILY_MONOTONIC, false},
 	[SERVED_MONOTONIC_RAW] = {CLOCK_MONOTONIC_RAW, "monotonic_raw", FAMILY_RAW, false},
@@ -7,10 +11,23 @@ const struct clock_desc clock_table[SERVED_CLOCK_COUNT] = {
 	[SERVED_REALTIME] = {CLOCK_REALTIME, "realtime", FAMILY_MONOTONIC, true},
 };
 
+/* Every id "none", then the served ones: the later designators override on purpose. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Woverride-init"
+#ifdef __clang__
+#pragma GCC diagnostic ignored "-Winitializer-overrides"
+#endif
+const unsigned char served_clock_by_id[CLOCK_ID_LIMIT] = {
+	[0 ... CLOCK_ID_LIMIT - 1] = SERVED_CLOCK_COUNT,
+	[CLOCK_MONOTONIC] = SERVED_MONOTONIC,
+	[CLOCK_MONOTONIC_RAW] = SERVED_MONOTONIC_RAW,
+	[CLOCK_BOOTTIME] = SERVED_BOOTTIME,
+	[CLOCK_REALTIME] = SERVED_REALTIME,
+};
+#pragma GCC diagnostic pop
+
 int served_clock_of(clockid_t id)
 {
-	for (int c = 0; c < SERVED_CLOCK_COUNT; c++)
-		if (clock_table[c].id == id)
-			return c;
-	return -1;
+	unsigned c = served_clock_slot(id);
+	return c < SERVED_CLOCK_COUNT ? (int)c : -1;
 }

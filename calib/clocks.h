@@ -15,7 +15,7 @@ enum served_clock {
 	SERVED_CLOCK_COUNT
 };
 
-/* How a clock relates to the others, for re-synchronization and fallbacks. */
+/* How a clock relates to the others, for re-synchronization and kernel reads. */
 enum clock_family {
 	FAMILY_MONOTONIC, /* MONOTONIC, and the clocks that are MONOTONIC plus an offset */
 	FAMILY_RAW,       /* MONOTONIC_RAW: not slewed by NTP, its own rate */
@@ -29,6 +29,19 @@ struct clock_desc {
 };
 
 extern const struct clock_desc clock_table[SERVED_CLOCK_COUNT];
+
+/* Every clock id the shim may serve lies below this, so tables by clock id are small
+ * arrays that the hot path indexes after one unsigned compare. */
+enum { CLOCK_ID_LIMIT = 32 };
+
+/* By clock id: its enum served_clock, or SERVED_CLOCK_COUNT for a clock never served. */
+extern const unsigned char served_clock_by_id[CLOCK_ID_LIMIT];
+
+/* The served clock for any clock id, or SERVED_CLOCK_COUNT. */
+static inline unsigned served_clock_slot(clockid_t id)
+{
+	return (unsigned)id < CLOCK_ID_LIMIT ? served_clock_by_id[id] : SERVED_CLOCK_COUNT;
+}
 
 /* The served clock for a clock id, or -1. */
 int served_clock_of(clockid_t id);

@@ -43,7 +43,7 @@ static inline uint64_t counter_read_serialized(void)
 
 /* Compares pair[0..1] (16-byte aligned) with expected and, if equal, writes lo, hi; else
  * loads the current pair into expected, atomically either way. The shim publishes its
- * line and commits fallback values through one such pair so that neither can slip
+ * line and commits kernel-read values through one such pair so that neither can slip
  * between the other's read and write. Every CPU with an invariant counter has it. */
 static inline bool counter_cas_pair(uint64_t *pair, uint64_t expected[2], uint64_t lo, uint64_t hi)
 {

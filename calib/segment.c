@@ -22,11 +22,11 @@ double line_rate(const struct line *l, enum clock_family f)
 	return (double)l->rate.ns_per_tick_q62[f] / Q62;
 }
 
-static void set_slope(struct segment *s, int k, double ns_per_tick, double fallback)
+static void set_slope(struct segment *s, int k, double ns_per_tick, double calibrated)
 {
 	struct conversion c;
 	if (conversion_from_slope(&c, ns_per_tick) != 0)
-		conversion_from_slope(&c, fallback);
+		conversion_from_slope(&c, calibrated);
 	s->clk[k].mult = c.mult;
 	s->clk[k].shift = c.shift;
 }
@@ -159,7 +159,7 @@ void segment_plan(const struct plan_inputs *in, struct plan *out)
 	/* A segment re-synchronized in time starts at the old one's hard end, so that no
 	 * reader of the old publication evaluates it beyond where the new one takes over. A
 	 * lapsed one starts at the anchor: readers between the two get the old line clamped,
-	 * or what fallbacks handed out (prev_floor), whichever is more. */
+	 * or what kernel reads handed out (prev_floor), whichever is more. */
 	uint64_t start = stale ? a->counter : old->cur.until;
 	next->prev = old->cur;
 	next->cur.start = start;
@@ -232,7 +232,7 @@ static uint64_t carried(uint64_t end_k, uint64_t end_mono, uint64_t mono, double
 	return end_k + (uint64_t)((double)past * ratio) + 1;
 }
 
-uint64_t line_fallback_value(const struct line *l, int k, uint64_t mono_value)
+uint64_t line_kernel_read_value(const struct line *l, int k, uint64_t mono_value)
 {
 	uint64_t end_mono = segment_value(&l->cur, SERVED_MONOTONIC, l->cur.until);
 	return carried(segment_value(&l->cur, k, l->cur.until), end_mono, mono_value,

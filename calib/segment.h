@@ -3,7 +3,7 @@
  *
  * Pure, so that unit tests can drive it with synthetic anchors: drift, jitter, a stale
  * line, a kernel that jumped ahead, a counter that ran ahead, wide brackets, values that
- * fallbacks handed out. The publication and the hot path are in shim/.
+ * kernel reads handed out. The publication and the hot path are in shim/.
  *
  * Every served clock is a track of its own (base, mult, shift), indexed by enum
  * served_clock, so the hot path needs no offset arithmetic and BOOTTIME and REALTIME
@@ -13,7 +13,7 @@
  *  - each track of a line is a non-decreasing function of the counter;
  *  - a new line is pointwise at or above the old one on every non-wall track, so a
  *    reader holding either publication never sees time go back;
- *  - a new segment's base is at or above every value a fallback handed out before it
+ *  - a new segment's base is at or above every value a kernel read handed out before it
  *    was planned (the floors), except for a wall clock that the kernel stepped back. */
 #ifndef CALIB_SEGMENT_H
 #define CALIB_SEGMENT_H
@@ -56,7 +56,7 @@ struct line {
 	/* The rest is for the slow path and the next plan. */
 	uint64_t active;
 	struct segment prev;      /* serves counter values before cur.start */
-	uint64_t prev_floor[TRACKS]; /* ...never below these (what fallbacks handed out) */
+	uint64_t prev_floor[TRACKS]; /* ...never below these (what kernel reads handed out) */
 	struct rate_state rate;
 	uint64_t reanchors_in_a_row;
 };
@@ -151,7 +151,7 @@ void segment_plan(const struct plan_inputs *in, struct plan *out);
  * rate relative to MONOTONIC. line_apply_floor() holds a planned line at or above what
  * those values were, by the same mapping; it returns false when the floor is so far
  * beyond the plan that the plan is obsolete (re-plan from a fresh anchor). */
-uint64_t line_fallback_value(const struct line *l, int k, uint64_t mono_value);
+uint64_t line_kernel_read_value(const struct line *l, int k, uint64_t mono_value);
 bool line_apply_floor(struct line *next, uint64_t floor, uint32_t skip_tracks);
 
 /* The kernel's rate per family as last measured, ns per tick. */

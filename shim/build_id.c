@@ -3,7 +3,7 @@
  * build, whose hot path may cost something else, measures them again instead of trusting
  * an older build's figures for the rest of the boot. */
 #define _GNU_SOURCE
-#include "shim.h"
+#include "build_id.h"
 
 #include "cache.h"
 

@@ -1,19 +1,19 @@
 /* The served clocks' writer side: anchoring on the kernel's clocks, publishing lines,
- * the fallback past a line's hard end, and the fork child's re-anchoring. The hot path
+ * the kernel reads past a line's hard end, and the fork child's re-anchoring. The hot path
  * and the reader helpers are in shim/line.h; the maths of each plan in calib/segment.c.
  *
  * Why no reader ever waits on, or is held back by, another thread:
  *  - A reader never takes a lock. Up to the line's hard end it computes from the line;
  *    past it, it may re-synchronize itself (if no other writer has the turn), and
  *    otherwise it reads the kernel's clock and hands out that value, held at or above
- *    everything the line and earlier fallbacks handed out (fallback()).
+ *    everything the line and earlier kernel reads handed out (kernel_read()).
  *  - The writer's turn (writer_token) is a deadline, not a lock: a writer that is
  *    preempted, cancelled or jumped out of holds it for one life at most.
  *
  * Why no writer can block the others or corrupt what they publish:
  *  - A writer computes its whole line in private, then claims a free slot by
  *    compare-and-swap, fills it, and publishes it by a 16-byte compare-and-swap of
- *    {state, floor} that fails if anything was published or a fallback raised the floor
+ *    {state, floor} that fails if anything was published or a kernel read raised the floor
  *    in the meantime. A writer that lost is dropped; two writers never fill one slot.
  *  - From the claim to the release of the superseded slot (well under a microsecond)
  *    every signal is blocked, so no handler can run there, jump out, or cancel the
@@ -25,7 +25,7 @@
  * Why time never goes back, in fenced mode across threads too:
  *  - Every line is non-decreasing in the counter and pointwise at or above the line
  *    before it (calib/segment.h).
- *  - A fallback value is committed to the floor half of the pair before it is handed
+ *  - A kernel read's value is committed to the floor half of the pair before it is handed
  *    out. A writer that read an older floor fails its compare-and-swap, reads the new
  *    floor and holds its line above it (line_apply_floor), or re-plans.
  *
@@ -34,32 +34,27 @@
  * first read finds no line and re-anchors (recover()): continuing its parent's line when
  * the kernel's clocks agree with it, from scratch when a time namespace moved them. */
 #define _GNU_SOURCE
-#include "shim.h"
+#include "clock.h"
+
+#include "export.h"
 #include "line.h"
+#include "real.h"
+#include "test_points.h"
 
 #include "refclock.h"
-#include "test_points.h"
 
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
-#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-struct line_slot line_slots[LINE_SLOTS];
-struct fork_wiped wiped;
-struct clock_config clock_config;
-
-_Static_assert(sizeof(struct fork_wiped) == 4096, "the fork-wiped state fills its page, alone");
-_Static_assert(offsetof(struct fork_wiped, floor) == offsetof(struct fork_wiped, state) + 8,
-	       "state and floor form one 16-byte pair");
-
 static struct plan_config plan_cfg;
+static struct cpu_mask covered; /* the CPUs the verdict compared */
 static bool started; /* a first line was published and not closed (a fork child inherits it) */
-static uint64_t fallback_step_ns; /* a fallback raises the floor by at least this much */
+static uint64_t kernel_read_step_ns; /* a kernel read raises the floor by at least this much */
 
 /* In memory a fork child keeps: what its parent last published, for continuity. Each
  * only grows. The slot shadow_state names is not free: its superseding writer frees it
@@ -105,7 +100,7 @@ static void wiped_reset_in_child(void)
 }
 
 /* The page is .bss past the file's end: private and anonymous, so the kernel can wipe it
- * in a fork child. pthread_atfork, the fallback, would allocate: the first malloc of many
+ * in a fork child. pthread_atfork, the alternative, would allocate: the first malloc of many
  * processes (0.1-0.2 ms), and it misses children made by a raw clone or _Fork. */
 static void setup_fork_wiped(void)
 {
@@ -115,7 +110,8 @@ static void setup_fork_wiped(void)
 
 /* ---- anchors ---- */
 
-static uint64_t ticks_to_ns(uint64_t ticks)
+/* A bracket's width in ticks as ns on the calibrated slope, saturating at 1e15. */
+static uint64_t width_to_ns(uint64_t ticks)
 {
 	double ns = (double)ticks * plan_cfg.calibrated_ns_per_tick;
 	return ns < 1e15 ? (uint64_t)ns : (uint64_t)1e15;
@@ -151,13 +147,13 @@ static void take_anchor(struct anchor *a, int tries)
 	uint64_t narrow_ticks = (uint64_t)((double)plan_cfg.narrow_ns / tick);
 	uint64_t w = bracket(CLOCK_MONOTONIC, tries, narrow_ticks, &a->counter,
 			     &a->ns[SERVED_MONOTONIC]);
-	a->width_ns[SERVED_MONOTONIC] = ticks_to_ns(w);
+	a->width_ns[SERVED_MONOTONIC] = width_to_ns(w);
 
 	uint64_t raw_counter = a->counter, raw_ns = 0;
 	w = bracket(CLOCK_MONOTONIC_RAW, tries, narrow_ticks, &raw_counter, &raw_ns);
 	/* Brought to the same counter value, a few hundred ns away, on the calibrated slope. */
 	a->ns[SERVED_MONOTONIC_RAW] = raw_ns - (uint64_t)(int64_t)((double)(int64_t)(raw_counter - a->counter) * tick);
-	a->width_ns[SERVED_MONOTONIC_RAW] = ticks_to_ns(w);
+	a->width_ns[SERVED_MONOTONIC_RAW] = width_to_ns(w);
 
 	uint64_t narrowest = UINT64_MAX, real_offset = 0, boot_offset = 0;
 	for (int i = 0; i < tries && (i < 3 || narrowest > plan_cfg.narrow_ns); i++) {
@@ -317,7 +313,9 @@ static enum write_result resync(uint64_t w, const struct line *old, uint64_t now
 	/* The verdict compared the counters of the CPUs allowed at load; a process whose
 	 * affinity has widened since may run where nothing was compared. One system call
 	 * per re-synchronization (~0.3 us), never on the hot path. */
-	bool uncovered = plan.outcome != PLAN_STOP && !gate_cpu_set_covered();
+	struct cpu_mask now_allowed;
+	bool uncovered = plan.outcome != PLAN_STOP &&
+			 !(cpu_mask_allowed(&now_allowed) > 0 && cpu_mask_is_subset(&now_allowed, &covered));
 	if (uncovered) {
 		plan.outcome = PLAN_STOP;
 		line_stop(&plan.next);
@@ -399,10 +397,10 @@ static void end_turn(uint64_t mine)
 
 /* Past the hard end of line `l` (state w), with no turn to write: the kernel's clock,
  * never below the line's end or the floor. It moves the floor only by steps of at least
- * fallback_step_ns, so that a crowd of readers here does not keep a writer from
+ * kernel_read_step_ns, so that a crowd of readers here does not keep a writer from
  * publishing; in between it stands still, for at most the line's lead on the kernel
  * plus one step. Returns false if the state changed: read the new line. */
-static bool fallback(unsigned clock, uint64_t w, const struct line *l, struct timespec *ts)
+static bool kernel_read(unsigned clock, uint64_t w, const struct line *l, struct timespec *ts)
 {
 	struct timespec now;
 	real_clock_gettime(CLOCK_MONOTONIC, &now);
@@ -411,8 +409,8 @@ static bool fallback(unsigned clock, uint64_t w, const struct line *l, struct ti
 	uint64_t end = segment_value(&l->cur, SERVED_MONOTONIC, l->cur.until);
 	uint64_t held = end > expected[1] ? end : expected[1];
 	uint64_t value = held;
-	if (kernel >= held + fallback_step_ns) {
-		TEST_POINT(TEST_POINT_FALLBACK);
+	if (kernel >= held + kernel_read_step_ns) {
+		TEST_POINT(TEST_POINT_KERNEL_READ);
 		/* Committed before it is handed out: a writer that read the older floor
 		 * fails its compare-and-swap and takes this one into account. */
 		if (!counter_cas_pair(&wiped.state, expected, w, kernel))
@@ -423,7 +421,7 @@ static bool fallback(unsigned clock, uint64_t w, const struct line *l, struct ti
 		return false;
 	}
 	atomic_fetch_add_explicit(&kernel_reads, 1, memory_order_relaxed);
-	ns_to_timespec(line_fallback_value(l, (int)clock, value), ts);
+	ns_to_timespec(line_kernel_read_value(l, (int)clock, value), ts);
 	return true;
 }
 
@@ -465,7 +463,7 @@ int clock_read_slow(unsigned clock, struct timespec *ts, uint64_t t)
 				continue;
 			}
 		}
-		if (fallback(clock, w, &l, ts))
+		if (kernel_read(clock, w, &l, ts))
 			return 1;
 		t = read_counter();
 	}
@@ -473,9 +471,10 @@ int clock_read_slow(unsigned clock, struct timespec *ts, uint64_t t)
 
 /* ---- start and counters ---- */
 
-int clock_start(const struct line_setup *setup, char *err, size_t err_size)
+int clock_start(const struct line_setup *setup, const char **err)
 {
 	clock_config.fenced = setup->fenced;
+	covered = setup->covered;
 	setup_fork_wiped();
 	plan_cfg.calibrated_ns_per_tick = (double)setup->ns_per_tick;
 	/* Beyond this the disagreement is not drift but a broken counter or a paused VM. */
@@ -484,7 +483,7 @@ int clock_start(const struct line_setup *setup, char *err, size_t err_size)
 	plan_cfg.narrow_ns = setup->max_error_ns / 2;
 	/* NTP slews by at most 500 ppm; the rest is margin for the calibration. */
 	plan_cfg.max_rate_deviation = 1e-3;
-	fallback_step_ns = setup->max_error_ns / 16;
+	kernel_read_step_ns = setup->max_error_ns / 16;
 
 	/* A segment is used for two lives (to its expiry, then until the next takes over);
 	 * in that time the kernel may slew by 500 ppm and our rate may be off by a little:
@@ -496,12 +495,12 @@ int clock_start(const struct line_setup *setup, char *err, size_t err_size)
 		life_ns = 4e6L; /* a wall-clock step shows within 2 lives: under 10 ms */
 	plan_cfg.life_ticks = (uint64_t)(life_ns / setup->ns_per_tick);
 	if (plan_cfg.life_ticks == 0) {
-		snprintf(err, err_size, "the re-synchronization interval rounds to zero ticks");
+		*err = "the re-synchronization interval rounds to zero ticks";
 		return -1;
 	}
 
 	if (recover() != WRITE_PUBLISHED) {
-		snprintf(err, err_size, "could not publish the first line");
+		*err = "could not publish the first line";
 		return -1;
 	}
 	started = true;
@@ -532,7 +531,7 @@ void clock_counters(struct clock_counters *out)
 	out->shift = (uint32_t)LOAD(l->cur.clk[SERVED_MONOTONIC].shift);
 	out->resyncs = atomic_load(&resyncs);
 	out->reanchors = atomic_load(&reanchors);
-	out->fallbacks = atomic_load(&stops);
+	out->stops = atomic_load(&stops);
 	out->kernel_reads = atomic_load(&kernel_reads);
 	out->lost_writes = atomic_load(&lost_writes);
 	out->largest_error_ns = atomic_load(&largest_error_ns);

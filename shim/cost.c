@@ -1,19 +1,21 @@
-/* The benefit gate's measurement: what a call costs through the real clock_gettime, the
- * system call, and the shim's own path, fenced and unfenced, in this process as loaded
- * (another preloaded library's clock_gettime is the real one here).
+/* The benefit gate's measurement (cost.h).
  *
- * It runs in the constructor after clock_start opened the path, so the served path timed
- * is the real one (clock_read and, rarely, its slow part) on the real line. Blocks of the
+ * It runs in the decision after clock_start opened the path, so the served path timed is
+ * the real one (clock_read_as and, rarely, its slow part) on the real line, fenced and
+ * unfenced by argument: the live configuration is never flipped. Blocks of the
  * four are interleaved round by round, so that a frequency change or an interruption hits
  * them alike, and each figure is the median of its rounds; the counter itself is the
  * timer, its own cost (an empty block) taken off. Rounds stop once about 50 us are spent,
  * which only a kernel clock that is a system call on a slow host reaches. */
 #define _GNU_SOURCE
-#include "shim.h"
-#include "line.h"
+#include "cost.h"
 
-#include <sys/syscall.h>
-#include <unistd.h>
+#include "clock.h"
+#include "line.h"
+#include "real.h"
+
+#include "benefit.h"
+#include "kernel_clock.h"
 
 enum {
 	CALLS = 8,          /* per block: long enough to amortize the timer's two reads */
@@ -26,18 +28,28 @@ enum {
 typedef int read_fn(clockid_t, struct timespec *);
 
 /* The served path as the entry points take it, without their stats. */
-static __attribute__((noinline)) int served(clockid_t clock, struct timespec *ts)
+static inline __attribute__((always_inline)) int served_as(clockid_t clock, struct timespec *ts, bool fenced)
 {
 	struct pending_read pending = {0, 0};
-	enum read_result r = clock_read(clock, ts, &pending);
+	enum read_result r = clock_read_as(clock, ts, &pending, fenced);
 	if (r == READ_SLOW && clock_read_slow(pending.clock, ts, pending.t))
 		return 0;
 	return r == READ_SERVED ? 0 : real_clock_gettime(clock, ts);
 }
 
+static __attribute__((noinline)) int served_fenced(clockid_t clock, struct timespec *ts)
+{
+	return served_as(clock, ts, true);
+}
+
+static __attribute__((noinline)) int served_unfenced(clockid_t clock, struct timespec *ts)
+{
+	return served_as(clock, ts, false);
+}
+
 static __attribute__((noinline)) int system_call(clockid_t clock, struct timespec *ts)
 {
-	return (int)syscall(SYS_clock_gettime, clock, ts);
+	return kernel_clock_gettime(clock, ts);
 }
 
 /* Ticks for n calls, the timer's two ordered reads included. */
@@ -82,7 +94,7 @@ bool cost_still_applies(clockid_t clock, uint64_t rate_millihz, const struct cos
 	uint64_t timer = UINT64_MAX, kernel = UINT64_MAX;
 	block(real_clock_gettime, clock, 1);
 	for (int r = 0; r < 3; r++) {
-		uint64_t e = block(served, clock, 0), k = block(real_clock_gettime, clock, 2);
+		uint64_t e = block(served_fenced, clock, 0), k = block(real_clock_gettime, clock, 2);
 		timer = e < timer ? e : timer;
 		kernel = k < kernel ? k : kernel;
 	}
@@ -94,24 +106,20 @@ bool cost_still_applies(clockid_t clock, uint64_t rate_millihz, const struct cos
 
 void cost_measure(clockid_t clock, uint64_t rate_millihz, struct cost_ps *out)
 {
-	/* Static: the constructor's stack is small, and this runs once. */
+	/* Static: the decision's stack is small (it may be a signal's), and this runs once. */
 	static uint64_t empty[ROUNDS], kernel[ROUNDS], sys[ROUNDS], fenced[ROUNDS], unfenced[ROUNDS];
 	long double ps_per_tick = 1e15L / (long double)rate_millihz;
 	uint64_t budget = (uint64_t)(BUDGET_NS * 1000.0L / ps_per_tick);
-	bool mode = clock_config.fenced;
 	/* A first round, not counted, brings code and line into the caches. */
 	block(real_clock_gettime, clock, 1);
-	block(served, clock, 1);
+	block(served_fenced, clock, 1);
 	uint64_t began = counter_read_ordered();
 	int r = 0;
 	while (r < ROUNDS && (r < MIN_ROUNDS || counter_read_ordered() - began < budget)) {
-		empty[r] = block(served, clock, 0);
+		empty[r] = block(served_fenced, clock, 0);
 		kernel[r] = block(real_clock_gettime, clock, CALLS);
-		clock_config.fenced = true;
-		fenced[r] = block(served, clock, CALLS);
-		clock_config.fenced = false;
-		unfenced[r] = block(served, clock, CALLS);
-		clock_config.fenced = mode;
+		fenced[r] = block(served_fenced, clock, CALLS);
+		unfenced[r] = block(served_unfenced, clock, CALLS);
 		sys[r] = block(system_call, clock, SYSCALL_CALLS);
 		r++;
 	}
@@ -120,4 +128,9 @@ void cost_measure(clockid_t clock, uint64_t rate_millihz, struct cost_ps *out)
 	out->syscall = per_call_ps(sys, r, timer, SYSCALL_CALLS, ps_per_tick);
 	out->fenced = per_call_ps(fenced, r, timer, CALLS, ps_per_tick);
 	out->unfenced = per_call_ps(unfenced, r, timer, CALLS, ps_per_tick);
+}
+
+bool cost_pays(const struct cost_ps *c, bool fenced, unsigned min_gain_pct)
+{
+	return benefit_pays(c->kernel / 1e3, (fenced ? c->fenced : c->unfenced) / 1e3, min_gain_pct);
 }

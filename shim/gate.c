@@ -1,411 +1,329 @@
-/* The load-time decision, in steps, cheapest refusal first:
- *   1. options (secure execution: none), disabled, nothing to serve;
+/* The decision, in steps, cheapest refusal first; each step is a function below, named
+ * after it, taking what it needs and returning what the next needs:
+ *   1. options: secure execution (none), disabled, nothing to serve (taken at load);
  *   2. the CPU alone: no invariant TSC, or not the required clocksource;
  *   3. the process's CPU set and the boot;
- *   4. the machine-wide record, then the per-user cache: a record for this set or a
- *      consistent one for a superset (an inconclusive one still waiting for its retry
- *      time means: pass through without measuring);
- *   5. else measured, in a child process within the budget, and cached;
+ *   4. a record: the machine-wide one, then the per-user cache, for this set or a
+ *      consistent superset (an inconclusive one still waiting for its retry time means:
+ *      pass through without measuring);
+ *   5. else measured, in a child process within the budget;
  *   6. the reliability verdict;
  *   7. the clock started;
  *   8. the benefit gate: with TSCSHIM_SERVE=auto the path is closed again (every call
  *      passes through) unless it costs at least TSCSHIM_MIN_GAIN_PCT percent less than
- *      the kernel's clock, as measured once per cache record (shim/cost.c);
- *   9. the record kept: a record measured now, or costs measured for a cached record,
- *      written to the per-user cache (after step 8, so that the costs go with it).
+ *      the kernel's clock, by costs kept with the record or measured once (cost.c);
+ *   9. the record kept: one measured now, or costs measured for a record, written to the
+ *      per-user cache (after step 8, so that the costs go with it).
  *
- * It runs in the constructor of a library preloaded into any program: at most 4 KiB of
- * stack (make stack-usage checks it), no thread, no heap on a warm start, nothing left
- * behind. Buffers for files live in static storage: the constructor runs once. */
+ * When: at the first read of a served clock (gate_first_read), not at load. Whoever
+ * decides runs in someone else's program, on whatever thread and stack first reads the
+ * clock, perhaps in a signal handler: at most 4 KiB of stack (make stack-usage checks
+ * gate_first_read), no heap on a warm start, no thread, nothing left behind, every
+ * signal blocked meanwhile. Buffers live in static storage: the decision runs once. */
 #define _GNU_SOURCE
-#include "shim.h"
+#include "gate.h"
+
+#include "clock.h"
+#include "cost.h"
+#include "record.h"
+#include "say.h"
+#include "stats.h"
 
 #include "benefit.h"
+#include "build_id.h"
 #include "cache.h"
 #include "counter.h"
 #include "estimate.h"
-#include "estimate_child.h"
+#include "options.h"
 #include "refclock.h"
 #include "safefile.h"
 #include "system.h"
 #include "text.h"
 #include "verdict.h"
 
-#include <stdarg.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
 #include <sys/auxv.h>
-#include <sys/file.h>
-#include <sys/stat.h>
-#include <time.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
-struct gate_result gate = {.max_shift_ns = UINT64_MAX, .source = ""};
+struct gate_result gate_result;
 
-static unsigned verbosity;
+/* ---- step 1, at load: the options ---- */
 
-/* Too big for the constructor's stack, and needed once. */
+/* The TSCSHIM_ variables as they were at load, copied: a program may later change its
+ * environment or write over the strings (setproctitle does). */
+enum { ENVIRONMENT_COPY_SIZE = 4096 };
 static struct {
-	char file[CACHE_MAX_SIZE + 1];
-	struct cache_file cache;       /* the per-user cache as read (count 0: none usable) */
-	struct cache_file system;
-	char cache_path[SAFEFILE_PATH_MAX];
-	char note[SAFEFILE_PATH_MAX + 160]; /* what went wrong with the cache, for verbose */
-	char err[SAFEFILE_PATH_MAX + 160];  /* each step's message, one step at a time */
-	char lock_name[SAFEFILE_PATH_MAX + 8];
-	/* The record the verdict came from (its costs, if it has them), and one to write to
-	 * the per-user cache at keep_path once the benefit gate has run (keep_pending). */
-	const struct cache_record *used;
-	struct cache_record keep;
-	const char *keep_path;
-	bool keep_pending;
-	int lock; /* held from a cold start's measurement until its record is written */
-	char why[TSCSHIM_REASON_SIZE]; /* the benefit gate's reason, being written */
-} scratch = {.lock = -1};
+	struct option_values values;
+	char copy[ENVIRONMENT_COPY_SIZE]; /* "NAME=value\0" ... */
+	size_t used;
+	const char *invalid; /* the options' message when one was invalid, else NULL */
+	char message[256];
+} options;
 
-/* One line on stderr, "tscshim: " and the parts. Neither fprintf (for an unbuffered
- * stream glibc formats through an 8 KiB buffer on the stack, which a small stack such as
- * ulimit -s 16 does not have) nor printf's formatting (about 2 KiB of stack more). */
-static void say(const char *first, ...) __attribute__((sentinel));
-static void say(const char *first, ...)
+/* 0 before the constructor ran (options unknown: pass through, do not decide), 1 after. */
+static bool loaded;
+
+static const char *lookup_copied(const char *name)
 {
-	char line[1024]; /* the verbose decision with every figure and a cache note */
-	struct text t = text_start(line, sizeof line - 1);
-	text_add(&t, "tscshim: ");
-	va_list ap;
-	va_start(ap, first);
-	for (const char *part = first; part; part = va_arg(ap, const char *))
-		text_add(&t, part);
-	va_end(ap);
-	line[t.len++] = '\n';
-	ssize_t ignored = write(STDERR_FILENO, line, t.len);
-	(void)ignored;
+	size_t len = strlen(name);
+	for (size_t at = 0; at < options.used; at += strlen(options.copy + at) + 1)
+		if (strncmp(options.copy + at, name, len) == 0 && options.copy[at + len] == '=')
+			return options.copy + at + len + 1;
+	return NULL;
 }
+
+void gate_load(void)
+{
+	extern char **environ;
+	loaded = true;
+	/* setuid and the like: the environment belongs to someone else (the decision says so
+	 * and passes through). */
+	if (getauxval(AT_SECURE))
+		return;
+	bool any = false;
+	for (char **e = environ; e && *e; e++) {
+		if (strncmp(*e, "TSCSHIM_", 8) != 0)
+			continue;
+		size_t len = strlen(*e) + 1;
+		if (options.used + len > sizeof options.copy) {
+			options.invalid = "the TSCSHIM_ variables are longer than 4096 bytes in all";
+			break;
+		}
+		memcpy(options.copy + options.used, *e, len);
+		options.used += len;
+		any = true;
+	}
+	if (!any && !options.invalid) {
+		/* The common case, a machine-wide install: nothing written, defaults later. */
+		return;
+	}
+	if (!options.invalid &&
+	    options_load(&options.values, lookup_copied, options.message, sizeof options.message) != 0)
+		options.invalid = options.message;
+	if (options.invalid) {
+		say(options.invalid, "; passing every call to the real clock", NULL);
+		return;
+	}
+	say_level = (unsigned)options.values.num[OPT_VERBOSE];
+	/* At load, so that stderr is compared with the one the process had then. */
+	stats_setup(options.values.text[OPT_STATS]);
+}
+
+/* The options the decision uses: the copy, or the defaults when no variable was set.
+ * Only the deciding thread calls it. */
+static const struct option_values *decision_options(void)
+{
+	if (options.used == 0)
+		options_set_defaults(&options.values);
+	return &options.values;
+}
+
+/* TSCSHIM_CLOCKS's default, parsed once on first need (not at load, which writes nothing
+ * when no variable is set): -1 until then. */
+static _Atomic int64_t default_clocks = -1;
+
+/* Would this clock be served? Asked before deciding, by the first-read trigger. */
+static bool clock_would_decide(clockid_t clock)
+{
+	uint64_t served;
+	if (options.used) {
+		served = options.values.num[OPT_CLOCKS];
+	} else {
+		int64_t d = atomic_load_explicit(&default_clocks, memory_order_relaxed);
+		if (d < 0) {
+			struct option_values defaults;
+			options_set_defaults(&defaults);
+			d = (int64_t)defaults.num[OPT_CLOCKS];
+			atomic_store_explicit(&default_clocks, d, memory_order_relaxed);
+		}
+		served = (uint64_t)d;
+	}
+	unsigned c = served_clock_slot(clock);
+	return c < SERVED_CLOCK_COUNT && (served >> c) & 1;
+}
+
+/* ---- the decision's outcome, step by step ---- */
 
 static void pass_through(const char *reason)
 {
-	safefile_message(gate.reason, sizeof gate.reason, reason, NULL);
-	gate.active = false;
+	safefile_message(gate_result.reason, sizeof gate_result.reason, reason, NULL);
+	gate_result.active = false;
 }
 
-static const char *lookup_environment(const char *name)
+/* Step 2: refusals that need neither a record nor the estimator. True with *v filled
+ * (not reliable) when one applies. */
+static bool step2_counter_refuses(const struct option_values *o, const struct counter_identity *id,
+				  struct verdict *v)
 {
-	return getenv(name);
-}
-
-/* What a record says, as the verdict's input. */
-static void analysis_of(const struct cache_record *rec, struct estimate_analysis *a)
-{
-	memset(a, 0, sizeof *a);
-	a->verdict = (enum estimate_verdict)rec->estimate_verdict;
-	a->max_shift_ticks = rec->max_shift_ticks;
-	a->loops = UINT64_MAX;
-	a->min_ranges = UINT32_MAX;
-}
-
-static void use_record(const struct cache_record *rec, const char *source)
-{
-	scratch.used = rec;
-	gate.rate_millihz = rec->rate_millihz;
-	gate.covered = rec->cpus;
-	gate.source = source;
-	gate.from_cache = true;
-}
-
-/* Step 4a: root's record for every online CPU. */
-static const struct cache_record *from_system_record(const struct option_values *o,
-						     const struct cache_key *key)
-{
-	const char *path = o->text[OPT_SYSTEM_RECORD];
-	if (path[0] != '/')
-		return NULL;
-	char *err = scratch.err;
-	struct safefile_trust root = {.owner = 0, .check_directory = 1, .max_size = CACHE_MAX_SIZE};
-	int rc = cache_read(path, &root, scratch.file, sizeof scratch.file, &scratch.system, err,
-			    sizeof scratch.err);
-	if (rc != CACHE_OK) {
-		if (verbosity >= 2 || (verbosity >= 1 && rc != CACHE_MISSING))
-			say("machine-wide record ", err, NULL);
-		return NULL;
-	}
-	int i = cache_find(&scratch.system, key);
-	/* Inconclusive: the process measures for itself. */
-	if (i < 0 || scratch.system.record[i].estimate_verdict == ESTIMATE_INCONCLUSIVE) {
-		if (verbosity >= 2)
-			say("machine-wide record ", path, ": not for this boot, CPU or CPU set", NULL);
-		return NULL;
-	}
-	return &scratch.system.record[i];
-}
-
-/* Step 4b: the per-user cache path: the option, or the default. NULL: no cache. */
-static const char *cache_path(const struct option_values *o)
-{
-	const char *option = o->text[OPT_CACHE];
-	if (strcmp(option, "off") == 0)
-		return NULL;
-	if (option[0])
-		return option;
-	if (cache_default_path(getenv("XDG_RUNTIME_DIR"), scratch.cache_path,
-			       sizeof scratch.cache_path) != 0)
-		return NULL;
-	return scratch.cache_path;
-}
-
-static const struct cache_record *from_cache(const char *path, const struct cache_key *key)
-{
-	char *err = scratch.err;
-	struct safefile_trust mine = {.owner = geteuid(), .max_size = CACHE_MAX_SIZE};
-	int rc = cache_read(path, &mine, scratch.file, sizeof scratch.file, &scratch.cache, err,
-			    sizeof scratch.err);
-	if (rc != CACHE_OK) {
-		scratch.cache.count = 0;
-		if (rc != CACHE_MISSING)
-			safefile_message(scratch.note, sizeof scratch.note, err, NULL);
-		if (verbosity >= 2 || (rc != CACHE_MISSING && verbosity >= 1))
-			say("cache ", err, "; measuring and rewriting it", NULL);
-		return NULL;
-	}
-	int i = cache_find(&scratch.cache, key);
-	if (i < 0) {
-		if (verbosity >= 2)
-			say("cache ", path, ": measured on another boot, CPU or CPU set; measuring", NULL);
-		return NULL;
-	}
-	return &scratch.cache.record[i];
-}
-
-/* Step 5: measured in a child, into *m and the record to keep (inconclusive when the
- * child did not answer, with m->problem saying why). Returns 0, or -1 with gate.reason set
- * when nothing may be measured. */
-static int measured(const struct option_values *o, const struct cache_key *key,
-		    const struct cache_record *previous, struct cache_record *rec,
-		    struct measurement *m)
-{
-	int seccomp = read_seccomp_mode();
-	if (seccomp == 1) {
-		pass_through("seccomp strict mode: the estimator cannot run; passing through");
-		return -1;
-	}
-	uint32_t min = (uint32_t)o->num[OPT_ESTIMATE_MIN_LOOPS];
-	struct estimate_config config = {
-		.probes_per_cpu = (uint32_t)o->num[OPT_PROBES],
-		.budget_ns = o->num[OPT_ESTIMATE_BUDGET_US] * 1000,
-		.limits = {.min_ranges = min, .min_loops = min},
-		.cpus = key->cpus,
-	};
-	uint64_t calibrate_ns = o->num[OPT_CALIBRATE_US] * 1000;
-	/* The child's estimate may overrun its deadline by an attempt's tail; an eighth of
-	 * the budget and 5 ms are kept for that, the fork and the answer. */
-	uint64_t wait_ns = config.budget_ns + calibrate_ns + 5000000;
-	config.budget_ns -= config.budget_ns / 8;
-	char *err = scratch.err;
-	if (measure_in_child(&config, calibrate_ns, wait_ns, m, err, sizeof scratch.err) != 0) {
-		memset(m, 0, sizeof *m);
-		m->analysis.verdict = ESTIMATE_INCONCLUSIVE;
-		safefile_message(m->problem, sizeof m->problem, err, NULL);
-	}
-	if (m->problem[0] && seccomp == 2) {
-		/* A filter's rules cannot be read back: say that one is there. */
-		struct text t = {.buf = m->problem, .size = sizeof m->problem, .len = strlen(m->problem)};
-		text_add(&t, " (a seccomp filter is in force)");
-	}
-	if (m->problem[0] && verbosity >= 1)
-		say(m->problem, NULL);
-	memset(rec, 0, sizeof *rec);
-	safefile_message(rec->boot_id, sizeof rec->boot_id, key->boot_id, NULL);
-	rec->cpu_signature = key->cpu_signature;
-	rec->cpus = *key->cpus;
-	rec->estimate_verdict = m->analysis.verdict;
-	rec->max_shift_ticks = m->analysis.max_shift_ticks;
-	rec->rate_millihz = m->rate_millihz;
-	if (m->analysis.verdict == ESTIMATE_INCONCLUSIVE || m->rate_millihz == 0) {
-		rec->estimate_verdict = ESTIMATE_INCONCLUSIVE;
-		rec->retry_interval_ms = cache_retry_interval_ms(previous);
-		rec->retry_at_ns = refclock_now_ns(CLOCK_MONOTONIC) + rec->retry_interval_ms * 1000000;
-	}
-	gate.rate_millihz = m->rate_millihz;
-	gate.covered = *key->cpus;
-	gate.source = "measured now";
-	return 0;
-}
-
-/* Only one process measures for a cache at a time: a storm of cold starts would
- * otherwise run hundreds of estimators against each other, and most would come out
- * inconclusive. The first takes "<cache>.lock" (flock, released by the kernel however the
- * process ends) and measures; the others wait for its record, at most as long as a
- * measurement may take. A lock file another user owns is ignored (it could be held for
- * ever). Returns the locked descriptor, LOCK_NONE when there is no usable lock (measure
- * anyway), or LOCK_WAITED when another process measured meanwhile. */
-enum { LOCK_NONE = -1, LOCK_WAITED = -2 };
-static int measure_lock(const char *path, uint64_t wait_ns)
-{
-	char *name = scratch.lock_name;
-	struct text t = text_start(name, sizeof scratch.lock_name);
-	text_add(&t, path);
-	text_add(&t, ".lock");
-	if (t.truncated)
-		return LOCK_NONE;
-	int fd = open(name, O_RDONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
-	struct stat st;
-	if (fd < 0)
-		return LOCK_NONE;
-	if (fstat(fd, &st) != 0 || st.st_uid != geteuid() || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return LOCK_NONE;
-	}
-	if (flock(fd, LOCK_EX | LOCK_NB) == 0)
-		return fd;
-	uint64_t deadline = refclock_now_ns(CLOCK_MONOTONIC) + wait_ns;
-	while (refclock_now_ns(CLOCK_MONOTONIC) < deadline) {
-		struct timespec nap = {.tv_nsec = 500000};
-		nanosleep(&nap, NULL);
-		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
-			break;
-	}
-	close(fd); /* releases the lock if it was taken: the record is what we waited for */
-	return LOCK_WAITED;
-}
-
-static void write_cache(const char *path, const struct cache_record *rec)
-{
-	char *err = scratch.err;
-	cache_insert(&scratch.cache, rec);
-	if (cache_write(path, &scratch.cache, false, scratch.file, sizeof scratch.file, err,
-			sizeof scratch.err) != 0) {
-		safefile_message(scratch.note, sizeof scratch.note, err, "; every start measures", NULL);
-		if (verbosity >= 1)
-			say("cache ", scratch.note, NULL);
-	} else {
-		scratch.note[0] = '\0';
-	}
-}
-
-/* An inconclusive record: pass through until its retry time, and say so. */
-static void inconclusive(const struct cache_record *rec, const char *detail, struct verdict *v)
-{
-	uint64_t now = refclock_now_ns(CLOCK_MONOTONIC);
-	uint64_t wait = rec->retry_at_ns > now ? rec->retry_at_ns - now : 0;
-	memset(v, 0, sizeof *v);
-	v->max_shift_ns = UINT64_MAX;
-	struct text t = text_start(v->reason, sizeof v->reason);
-	text_add(&t, "estimate inconclusive");
-	text_add(&t, detail);
-	text_add(&t, "; measured again in ");
-	text_add_u64(&t, (wait + 999999999u) / 1000000000u);
-	text_add(&t, " s");
-}
-
-/* Steps 2 to 6. Returns true with v filled (reliable or not), false with gate.reason set.
- * Out of line, so that its large locals are off the stack when the path is measured. */
-static __attribute__((noinline)) bool decide(const struct option_values *o, struct verdict *v)
-{
-	struct counter_identity id;
-	counter_identify_basic(&id);
 	char clocksource[64] = "";
 	if (o->num[OPT_REQUIRE_TSC_CLOCKSOURCE])
 		read_current_clocksource(clocksource, sizeof clocksource);
 	struct verdict_inputs in = {
-		.counter_present = id.present,
-		.counter_invariant = id.invariant,
-		.max_skew_ns = o->num[OPT_MAX_SKEW_NS],
+		.counter_present = id->present,
+		.counter_invariant = id->invariant,
 		.require_tsc_clocksource = o->num[OPT_REQUIRE_TSC_CLOCKSOURCE] != 0,
 		.clocksource = clocksource,
-		.min_interleavings = (uint32_t)o->num[OPT_ESTIMATE_MIN_LOOPS],
 	};
-	if (verdict_refuse_early(&in, v))
-		return true;
+	return verdict_refuse_early(&in, v);
+}
 
-	struct cpu_mask cpus;
-	if (cpu_mask_allowed(&cpus) < 1) {
+/* Step 3: the key a record is looked up by. Returns false (reason set) when the CPU set
+ * cannot be read. */
+static bool step3_cpu_set_and_boot(uint32_t cpu_signature, struct cpu_mask *cpus, char *boot_id,
+				   size_t boot_id_size, struct cache_key *key)
+{
+	if (cpu_mask_allowed(cpus) < 1) {
 		pass_through("cannot read the CPU affinity (more than 1024 CPUs?)");
 		return false;
 	}
-	char boot_id[sizeof ((struct cache_record *)0)->boot_id];
-	read_boot_id(boot_id, sizeof boot_id);
-	struct cache_key key = {.boot_id = boot_id, .cpu_signature = id.signature, .cpus = &cpus};
-	struct estimate_analysis a;
+	read_boot_id(boot_id, boot_id_size);
+	*key = (struct cache_key){.boot_id = boot_id, .cpu_signature = cpu_signature, .cpus = cpus};
+	return true;
+}
 
-	const struct cache_record *rec = from_system_record(o, &key);
-	const char *path = NULL;
-	if (rec) {
-		use_record(rec, "from the machine-wide record");
-	} else {
-		path = cache_path(o);
-		rec = path ? from_cache(path, &key) : NULL;
-		if (rec && rec->estimate_verdict == ESTIMATE_INCONCLUSIVE &&
-		    refclock_now_ns(CLOCK_MONOTONIC) < rec->retry_at_ns) {
-			use_record(rec, "from the cache");
-			inconclusive(rec, " on an earlier start", v);
-			return true;
-		}
-		if (rec && rec->estimate_verdict == ESTIMATE_INCONCLUSIVE && verbosity >= 2)
-			say("cache ", path, ": an inconclusive record is due for a retry; measuring", NULL);
-		if (rec && rec->estimate_verdict != ESTIMATE_INCONCLUSIVE) {
-			use_record(rec, "from the cache");
-			scratch.keep_path = path;
-		}
+/* What step 4 found, and what steps 5 to 9 need of it. */
+struct found_record {
+	const struct cache_record *record; /* NULL: none answered, measure */
+	enum tscshim_source source;
+	const char *cache_path;            /* the per-user cache, NULL for none */
+	bool keep_in_cache;                /* costs measured for it may go to the cache */
+	bool inconclusive_waiting;         /* an inconclusive record not yet due for a retry */
+	const char *inconclusive_detail;
+	int lock;                          /* held from a measurement until step 9 */
+};
+
+/* Step 4: the machine-wide record, then the per-user cache (waiting, at most the estimate
+ * budget, for another process that is measuring for it). Returns false (reason set)
+ * when another process measured and left no answer in time. */
+static bool step4_record(const struct option_values *o, const struct cache_key *key,
+			 struct found_record *f)
+{
+	*f = (struct found_record){.lock = RECORD_LOCK_NONE};
+	f->cache_path = record_cache_path(o);
+	f->record = record_from_system(o, key);
+	if (f->record) {
+		f->source = TSCSHIM_SOURCE_SYSTEM_RECORD;
+		return true;
 	}
-	int lock = LOCK_NONE;
-	if (!gate.from_cache && path) {
-		uint64_t wait_ns = (o->num[OPT_ESTIMATE_BUDGET_US] + o->num[OPT_CALIBRATE_US]) * 1000 + 5000000;
-		lock = measure_lock(path, wait_ns);
-		if (lock == LOCK_WAITED) {
-			rec = from_cache(path, &key);
-			if (!rec || (rec->estimate_verdict == ESTIMATE_INCONCLUSIVE &&
-				     refclock_now_ns(CLOCK_MONOTONIC) >= rec->retry_at_ns)) {
-				pass_through("another process was measuring and left no answer within the budget");
-				return false;
-			}
-			use_record(rec, "from the cache, after another process measured");
-			scratch.keep_path = path;
-			if (rec->estimate_verdict == ESTIMATE_INCONCLUSIVE) {
-				inconclusive(rec, " on another process's start", v);
-				return true;
-			}
-		}
+	const char *path = f->cache_path;
+	const struct cache_record *rec = path ? record_from_cache(path, key) : NULL;
+	uint64_t now = refclock_now_ns(CLOCK_MONOTONIC);
+	if (rec && rec->estimate_verdict == ESTIMATE_INCONCLUSIVE && now < rec->retry_at_ns) {
+		*f = (struct found_record){rec, TSCSHIM_SOURCE_USER_CACHE, path, false, true,
+					   " on an earlier start", RECORD_LOCK_NONE};
+		return true;
 	}
-	if (gate.from_cache) {
-		analysis_of(rec, &a);
-	} else {
-		struct cache_record fresh;
-		struct measurement m;
-		int rc = measured(o, &key, rec, &fresh, &m);
-		if (rc == 0 && path) {
-			/* Written after the benefit gate (keep_record), with its costs. */
-			scratch.keep = fresh;
-			scratch.keep_path = path;
-			scratch.keep_pending = true;
-			scratch.used = &scratch.keep;
-			scratch.lock = lock;
-		} else if (lock >= 0) {
-			close(lock);
-		}
-		if (rc != 0)
-			return false;
-		if (fresh.estimate_verdict == ESTIMATE_INCONCLUSIVE) {
-			char detail[sizeof m.problem + 80];
-			struct text t = text_start(detail, sizeof detail);
-			text_add(&t, ": ");
-			if (m.problem[0]) {
-				text_add(&t, m.problem);
-			} else {
-				text_add_u64(&t, m.analysis.loops);
-				text_add(&t, " loops, at least ");
-				text_add_u64(&t, m.analysis.min_ranges);
-				text_add(&t, " ranges per CPU pair (need ");
-				text_add_u64(&t, in.min_interleavings);
-				text_add(&t, " each)");
-			}
-			inconclusive(&fresh, detail, v);
-			return true;
-		}
-		a = m.analysis;
+	if (rec && rec->estimate_verdict != ESTIMATE_INCONCLUSIVE) {
+		f->record = rec;
+		f->source = TSCSHIM_SOURCE_USER_CACHE;
+		f->keep_in_cache = true;
+		return true;
 	}
-	in.analysis = &a;
-	in.rate_millihz = gate.rate_millihz;
+	if (rec && say_level >= 2)
+		say("cache ", path, ": an inconclusive record is due for a retry; measuring", NULL);
+	f->record = rec; /* the previous inconclusive one, for the retry interval */
+	if (!path)
+		return true;
+	uint64_t wait_ns = (o->num[OPT_ESTIMATE_BUDGET_US] + o->num[OPT_CALIBRATE_US]) * 1000 + 5000000;
+	f->lock = record_lock(path, wait_ns);
+	if (f->lock != RECORD_LOCK_WAITED)
+		return true;
+	f->lock = RECORD_LOCK_NONE;
+	rec = record_from_cache(path, key);
+	if (!rec || (rec->estimate_verdict == ESTIMATE_INCONCLUSIVE &&
+		     refclock_now_ns(CLOCK_MONOTONIC) >= rec->retry_at_ns)) {
+		pass_through("another process was measuring and left no answer within the budget");
+		return false;
+	}
+	*f = (struct found_record){rec, TSCSHIM_SOURCE_USER_CACHE, path, true,
+				   rec->estimate_verdict == ESTIMATE_INCONCLUSIVE,
+				   " on another process's start", RECORD_LOCK_NONE};
+	return true;
+}
+
+/* The record measured now (step 5), kept for step 9. */
+static struct cache_record measured_record;
+
+/* Step 5: measured in a child. Returns the record (inconclusive when the child did not
+ * answer), with its analysis in *a; NULL (reason set) when nothing may be measured. */
+static const struct cache_record *step5_measure(const struct option_values *o,
+						const struct cache_key *key, struct found_record *f,
+						struct estimate_analysis *a, char *detail, size_t detail_size)
+{
+	struct measurement m;
+	const char *why = NULL;
+	if (record_measure(o, key, f->record, &measured_record, &m, &why) != 0) {
+		pass_through(why);
+		return NULL;
+	}
+	*a = m.analysis;
+	f->source = TSCSHIM_SOURCE_MEASURED;
+	f->record = &measured_record;
+	f->keep_in_cache = f->cache_path != NULL;
+	if (measured_record.estimate_verdict == ESTIMATE_INCONCLUSIVE) {
+		struct text t = text_start(detail, detail_size);
+		text_add(&t, ": ");
+		if (m.problem[0]) {
+			text_add(&t, m.problem);
+		} else {
+			text_add_u64(&t, m.analysis.loops);
+			text_add(&t, " loops, at least ");
+			text_add_u64(&t, m.analysis.min_ranges);
+			text_add(&t, " ranges per CPU pair (need ");
+			text_add_u64(&t, o->num[OPT_ESTIMATE_MIN_LOOPS]);
+			text_add(&t, " each)");
+		}
+		f->inconclusive_waiting = true;
+		f->inconclusive_detail = detail;
+	}
+	return f->record;
+}
+
+/* Step 6: the reliability verdict from a record's analysis. */
+static void step6_verdict(const struct option_values *o, const struct counter_identity *id,
+			  const struct cache_record *rec, const struct estimate_analysis *measured,
+			  struct verdict *v)
+{
+	struct estimate_analysis from_record = {
+		.verdict = (enum estimate_verdict)rec->estimate_verdict,
+		.max_shift_ticks = rec->max_shift_ticks,
+		.loops = UINT64_MAX,
+		.min_ranges = UINT32_MAX,
+	};
+	struct verdict_inputs in = {
+		.counter_present = id->present,
+		.counter_invariant = id->invariant,
+		.analysis = measured ? measured : &from_record,
+		.rate_millihz = rec->rate_millihz,
+		.max_skew_ns = o->num[OPT_MAX_SKEW_NS],
+		.min_interleavings = (uint32_t)o->num[OPT_ESTIMATE_MIN_LOOPS],
+	};
 	verdict_decide(&in, v);
+}
+
+/* Step 7: the line anchored and the counter path opened. */
+static bool step7_clock_start(const struct option_values *o, const struct cpu_mask *covered)
+{
+	struct line_setup setup = {
+		.ns_per_tick = 1e12L / (long double)gate_result.rate_millihz,
+		.max_error_ns = o->num[OPT_MAX_ERROR_NS],
+		.resync_ms = o->num[OPT_RESYNC_MS],
+		.served = gate_result.served,
+		.fenced = gate_result.fenced,
+		.covered = *covered,
+	};
+	const char *err = NULL;
+	if (clock_start(&setup, &err) != 0) {
+		pass_through(err);
+		return false;
+	}
+	gate_result.active = true;
 	return true;
 }
 
@@ -420,197 +338,282 @@ static void text_add_ps(struct text *t, uint64_t ps)
 	text_add(t, frac);
 }
 
-static struct cost cost_in_ns(const struct cost_ps *c)
+static bool record_has_costs(const struct cache_record *rec, uint64_t build)
 {
-	return (struct cost){.kernel_ns = c->kernel / 1e3, .syscall_ns = c->syscall / 1e3,
-			     .fenced_ns = c->fenced / 1e3, .unfenced_ns = c->unfenced / 1e3};
+	return rec && rec->kernel_ps && rec->syscall_ps && rec->fenced_ps && rec->unfenced_ps &&
+	       build && rec->cost_build == build;
 }
 
-/* The costs: the record's if it has them, else measured now (on the path just opened)
- * and put in the record kept for the per-user cache when there is one. */
-static void find_costs(void)
+/* The costs: a record's (the one the verdict came from, else this key's entry in the
+ * per-user cache, where a process keeps costs it measured for the machine-wide record)
+ * when they are this build's and the kernel's clock is still read the way they say; else
+ * measured now. Returns true when they were measured now. */
+static bool find_costs(const struct cache_record *rec, const struct found_record *f,
+		       const struct cache_key *key)
 {
-	const struct cache_record *rec = scratch.used;
-	int c = __builtin_ctz(gate.served); /* the first served clock stands for them all */
+	int c = __builtin_ctz(gate_result.served); /* the first served clock stands for them all */
 	uint64_t build = shim_build_id();
-	if (rec && rec->kernel_ps && rec->syscall_ps && rec->fenced_ps && rec->unfenced_ps &&
-	    build && rec->cost_build == build) {
-		gate.cost = (struct cost_ps){rec->kernel_ps, rec->syscall_ps, rec->fenced_ps,
-					     rec->unfenced_ps};
-		if (cost_still_applies(clock_table[c].id, gate.rate_millihz, &gate.cost))
-			return;
+	gate_result.cost_build = build;
+	const struct cache_record *candidates[2] = {rec, NULL};
+	if (!record_has_costs(rec, build) && f->source == TSCSHIM_SOURCE_SYSTEM_RECORD && f->cache_path)
+		candidates[1] = record_from_cache(f->cache_path, key);
+	for (int i = 0; i < 2; i++) {
+		const struct cache_record *r = candidates[i];
+		if (!record_has_costs(r, build))
+			continue;
+		gate_result.cost = (struct cost_ps){r->kernel_ps, r->syscall_ps, r->fenced_ps, r->unfenced_ps};
+		if (cost_still_applies(clock_table[c].id, gate_result.rate_millihz, &gate_result.cost)) {
+			gate_result.costs_from_record = true;
+			return false;
+		}
 		/* Another interposer changed how the kernel's clock is read: measure again. */
 	}
-	cost_measure(clock_table[c].id, gate.rate_millihz, &gate.cost);
-	gate.cost_measured_now = true;
-	if (!rec || !scratch.keep_path)
-		return; /* root's record (no keep_path) is not ours to write; no cache: every start */
-	if (rec != &scratch.keep)
-		scratch.keep = *rec;
-	scratch.keep.kernel_ps = gate.cost.kernel;
-	scratch.keep.syscall_ps = gate.cost.syscall;
-	scratch.keep.fenced_ps = gate.cost.fenced;
-	scratch.keep.unfenced_ps = gate.cost.unfenced;
-	scratch.keep.cost_build = build;
-	scratch.keep_pending = true;
+	cost_measure(clock_table[c].id, gate_result.rate_millihz, &gate_result.cost);
+	return true;
 }
 
 /* "the kernel's clock costs 23.4 ns here (a system call), the counter 27.6 ns". */
 static void describe_costs(struct text *t, uint64_t counter_ps)
 {
-	struct cost c = cost_in_ns(&gate.cost);
+	struct cost c = {.kernel_ns = gate_result.cost.kernel / 1e3, .syscall_ns = gate_result.cost.syscall / 1e3};
 	text_add(t, "the kernel's clock costs ");
-	text_add_ps(t, gate.cost.kernel);
+	text_add_ps(t, gate_result.cost.kernel);
 	text_add(t, benefit_kernel_path(&c) == KERNEL_PATH_SYSCALL ? " ns here (a system call), the counter "
 								   : " ns here, the counter ");
 	text_add_ps(t, counter_ps);
 	text_add(t, " ns");
 }
 
-/* With the path open: keeps it (TSCSHIM_SERVE=always, or the counter is cheaper by the
- * minimum gain) and says why in the reason, or closes it again, costing the hot path
- * nothing more than a clock the shim does not serve. */
-static __attribute__((noinline)) void benefit_gate(const struct option_values *o)
+/* Step 8: with the path open, keeps it (TSCSHIM_SERVE=always, or the counter is cheaper
+ * by the minimum gain) and says why in the reason, or closes it again, costing the hot
+ * path nothing more than a clock the shim does not serve. Returns true when the costs
+ * were measured now (step 9 keeps them). */
+static bool step8_benefit(const struct option_values *o, const struct cache_record *rec,
+			  const struct found_record *f, const struct cache_key *key)
 {
-	find_costs();
-	uint64_t counter_ps = gate.fenced ? gate.cost.fenced : gate.cost.unfenced;
+	bool measured_now = find_costs(rec, f, key);
+	uint64_t counter_ps = gate_result.fenced ? gate_result.cost.fenced : gate_result.cost.unfenced;
 	unsigned min_gain = (unsigned)o->num[OPT_MIN_GAIN_PCT];
-	bool pays = benefit_pays(gate.cost.kernel / 1e3, counter_ps / 1e3, min_gain);
-	char *why = scratch.why;
-	struct text t = text_start(why, sizeof scratch.why);
+	bool pays = cost_pays(&gate_result.cost, gate_result.fenced, min_gain);
+	char why[TSCSHIM_REASON_SIZE];
+	struct text t = text_start(why, sizeof why);
 	if (pays || o->num[OPT_SERVE] == SERVE_ALWAYS) {
 		/* The reliability reason stays first: tests and people look for it. */
-		text_add(&t, gate.reason);
+		text_add(&t, gate_result.reason);
 		text_add(&t, pays ? "; " : "; TSCSHIM_SERVE=always: ");
 		describe_costs(&t, counter_ps);
-		memcpy(gate.reason, why, sizeof gate.reason);
-		return;
+	} else {
+		clock_close();
+		gate_result.active = false;
+		gate_result.not_worth_it = true;
+		text_add(&t, "pass-through: ");
+		describe_costs(&t, counter_ps);
+		text_add(&t, gate_result.fenced ? " (fenced), not " : " (unfenced), not ");
+		text_add_u64(&t, min_gain);
+		text_add(&t, "% cheaper (TSCSHIM_MIN_GAIN_PCT)");
 	}
-	clock_close();
-	gate.active = false;
-	gate.not_worth_it = true;
-	text_add(&t, "pass-through: ");
-	describe_costs(&t, counter_ps);
-	text_add(&t, gate.fenced ? " (fenced), not " : " (unfenced), not ");
-	text_add_u64(&t, min_gain);
-	text_add(&t, "% cheaper (TSCSHIM_MIN_GAIN_PCT)");
-	memcpy(gate.reason, why, sizeof gate.reason);
+	memcpy(gate_result.reason, why, sizeof gate_result.reason);
+	return measured_now;
 }
 
-/* Step 9, whatever the verdict: the record measured now, or a cached one with costs. */
-static void keep_record(void)
+/* Step 9, whatever the verdict: a record measured now, or costs measured for a record,
+ * into the per-user cache; then the measuring lock is released. */
+static void step9_keep(const struct found_record *f, const struct cache_record *rec, bool costs_now)
 {
-	if (scratch.keep_pending)
-		write_cache(scratch.keep_path, &scratch.keep);
-	if (scratch.lock >= 0)
-		close(scratch.lock);
-	scratch.lock = -1;
+	if (f->cache_path && rec && (f->source == TSCSHIM_SOURCE_MEASURED || (costs_now && f->keep_in_cache) ||
+				     (costs_now && f->source == TSCSHIM_SOURCE_SYSTEM_RECORD))) {
+		struct cache_record keep = *rec;
+		if (costs_now) {
+			keep.kernel_ps = gate_result.cost.kernel;
+			keep.syscall_ps = gate_result.cost.syscall;
+			keep.fenced_ps = gate_result.cost.fenced;
+			keep.unfenced_ps = gate_result.cost.unfenced;
+			keep.cost_build = gate_result.cost_build;
+		}
+		record_keep(f->cache_path, &keep);
+	}
+	if (f->lock >= 0)
+		close(f->lock);
 }
 
-/* The verbose line's cost part: every figure, where it came from, and the setting. */
+/* ---- the verbose line ---- */
+
+static const char *source_words(enum tscshim_source s)
+{
+	switch (s) {
+	case TSCSHIM_SOURCE_SYSTEM_RECORD: return "from the machine-wide record";
+	case TSCSHIM_SOURCE_USER_CACHE: return "from the cache";
+	case TSCSHIM_SOURCE_MEASURED: return "measured now";
+	default: return "";
+	}
+}
+
+/* The cost part: every figure, where it came from, and the setting. */
 static void say_costs(struct text *t, const struct option_values *o)
 {
-	if (!gate.cost.kernel)
+	if (!gate_result.cost.kernel)
 		return;
-	struct cost c = cost_in_ns(&gate.cost);
+	struct cost c = {.kernel_ns = gate_result.cost.kernel / 1e3, .syscall_ns = gate_result.cost.syscall / 1e3};
 	text_add(t, "; per call: kernel ");
-	text_add_ps(t, gate.cost.kernel);
+	text_add_ps(t, gate_result.cost.kernel);
 	text_add(t, " ns (");
 	text_add(t, kernel_path_name(benefit_kernel_path(&c)));
 	text_add(t, "), system call ");
-	text_add_ps(t, gate.cost.syscall);
+	text_add_ps(t, gate_result.cost.syscall);
 	text_add(t, " ns, fenced ");
-	text_add_ps(t, gate.cost.fenced);
+	text_add_ps(t, gate_result.cost.fenced);
 	text_add(t, " ns, unfenced ");
-	text_add_ps(t, gate.cost.unfenced);
-	text_add(t, gate.cost_measured_now ? " ns, measured now; TSCSHIM_SERVE=" : " ns, from the record; TSCSHIM_SERVE=");
+	text_add_ps(t, gate_result.cost.unfenced);
+	text_add(t, gate_result.costs_from_record ? " ns, from the record; TSCSHIM_SERVE=" : " ns, measured now; TSCSHIM_SERVE=");
 	text_add(t, o->num[OPT_SERVE] == SERVE_ALWAYS ? "always" : "auto");
 	text_add(t, ", TSCSHIM_MIN_GAIN_PCT=");
 	text_add_u64(t, o->num[OPT_MIN_GAIN_PCT]);
 }
 
-/* The verbose line: the decision, its figures, and what went wrong with the cache. */
-/* Out of line: its buffers stay off the stack of the measurements' deeper calls. */
-static __attribute__((noinline)) void say_decision(uint64_t began, const struct option_values *o)
+/* The decision, its figures, what went wrong with the cache, and how long it took. Out
+ * of line: its buffers stay off the stack of the steps' deeper calls. */
+static __attribute__((noinline)) void say_decision(const struct option_values *o)
 {
 	char figures[400];
 	struct text t = text_start(figures, sizeof figures);
+	uint64_t rate = gate_result.rate_millihz;
 	text_add(&t, " (rate ");
-	text_add_u64(&t, gate.rate_millihz / 1000);
+	text_add_u64(&t, rate / 1000);
 	text_add(&t, ".");
-	text_add(&t, gate.rate_millihz % 1000 < 100 ? (gate.rate_millihz % 1000 < 10 ? "00" : "0") : "");
-	text_add_u64(&t, gate.rate_millihz % 1000);
+	text_add(&t, rate % 1000 < 100 ? (rate % 1000 < 10 ? "00" : "0") : "");
+	text_add_u64(&t, rate % 1000);
 	text_add(&t, " Hz");
-	text_add(&t, gate.source[0] ? ", " : "");
-	text_add(&t, gate.source);
-	text_add(&t, gate.fenced ? ", fenced" : ", unfenced");
+	const char *source = source_words(gate_result.source);
+	text_add(&t, source[0] ? ", " : "");
+	text_add(&t, source);
+	text_add(&t, gate_result.fenced ? ", fenced" : ", unfenced");
 	text_add(&t, " reads, decided in ");
-	text_add_u64(&t, (refclock_now_ns(CLOCK_MONOTONIC) - began) / 1000);
-	text_add(&t, " us");
+	text_add_u64(&t, gate_result.decide_ns / 1000);
+	text_add(&t, " us at the first clock read");
 	say_costs(&t, o);
 	text_add(&t, ")");
 	/* The benefit gate's reason starts "pass-through: ", which the line says already. */
-	const char *reason = gate.reason + (gate.not_worth_it ? strlen("pass-through: ") : 0);
-	say(gate.active ? "serving from the TSC: " : "passing through: ", reason, figures,
-	    scratch.note[0] ? "; cache " : "", scratch.note, NULL);
+	const char *reason = gate_result.reason + (gate_result.not_worth_it ? strlen("pass-through: ") : 0);
+	const char *note = record_note();
+	say(gate_result.active ? "serving from the TSC: " : "passing through: ", reason, figures,
+	    note[0] ? "; cache " : "", note, NULL);
 }
 
-void gate_run(void)
-{
-	struct option_values o;
-	char *err = scratch.err;
-	uint64_t began = refclock_now_ns(CLOCK_MONOTONIC);
+/* ---- the decision ---- */
 
-	if (getauxval(AT_SECURE)) {
-		/* setuid and the like: the environment and the cache belong to someone else. */
-		pass_through("secure execution: environment and cache ignored, passing through");
+/* Steps 2 to 9 after the options, on a reliable path or not. */
+static __attribute__((noinline)) void decide_from_options(const struct option_values *o)
+{
+	struct counter_identity id;
+	struct verdict v;
+	counter_identify_basic(&id);
+	if (step2_counter_refuses(o, &id, &v)) {
+		safefile_message(gate_result.reason, sizeof gate_result.reason, v.reason, NULL);
 		return;
 	}
-	/* Step 1. */
-	if (options_load(&o, lookup_environment, err, sizeof scratch.err) != 0) {
-		say(err, "; passing every call to the real clock", NULL);
-		pass_through(err);
+	struct cpu_mask cpus;
+	char boot_id[sizeof ((struct cache_record *)0)->boot_id];
+	struct cache_key key;
+	if (!step3_cpu_set_and_boot(id.signature, &cpus, boot_id, sizeof boot_id, &key))
 		return;
-	}
-	verbosity = (unsigned)o.num[OPT_VERBOSE];
-	stats_setup(o.text[OPT_STATS]);
-	gate.served = (uint32_t)o.num[OPT_CLOCKS];
-	gate.fenced = o.num[OPT_FENCE] != 0;
-	if (o.num[OPT_DISABLE]) {
-		pass_through("TSCSHIM_DISABLE=1");
-	} else if (gate.served == 0) {
-		pass_through("TSCSHIM_CLOCKS=none");
-	} else {
-		struct verdict v;
-		if (decide(&o, &v)) {
-			memcpy(gate.reason, v.reason, sizeof gate.reason);
-			gate.reason[sizeof gate.reason - 1] = '\0';
-			gate.max_shift_ns = v.max_shift_ns;
-			if (v.reliable) {
-				struct line_setup setup = {
-					.ns_per_tick = 1e12L / (long double)gate.rate_millihz,
-					.max_error_ns = o.num[OPT_MAX_ERROR_NS],
-					.resync_ms = o.num[OPT_RESYNC_MS],
-					.served = gate.served,
-					.fenced = gate.fenced,
-				};
-				/* Steps 7 and 8. */
-				if (clock_start(&setup, err, sizeof scratch.err) == 0) {
-					gate.active = true;
-					benefit_gate(&o);
-				} else {
-					pass_through(err);
-				}
-			}
+	struct found_record found;
+	if (!step4_record(o, &key, &found))
+		return;
+	const struct cache_record *rec = found.record;
+	struct estimate_analysis analysis;
+	const struct estimate_analysis *measured = NULL;
+	char detail[200];
+	if (found.source == TSCSHIM_SOURCE_NONE) {
+		rec = step5_measure(o, &key, &found, &analysis, detail, sizeof detail);
+		measured = &analysis;
+		if (!rec) {
+			step9_keep(&found, NULL, false);
+			return;
 		}
-		keep_record();
 	}
-	if (verbosity >= 1)
-		say_decision(began, &o);
+	gate_result.source = found.source;
+	gate_result.rate_millihz = rec->rate_millihz;
+	if (found.inconclusive_waiting) {
+		record_inconclusive_reason(rec, found.inconclusive_detail, gate_result.reason,
+					   sizeof gate_result.reason);
+	} else {
+		step6_verdict(o, &id, rec, measured, &v);
+		memcpy(gate_result.reason, v.reason, sizeof gate_result.reason);
+		gate_result.max_shift_ns = v.max_shift_ns;
+		bool costs_now = false;
+		if (v.reliable && step7_clock_start(o, &rec->cpus))
+			costs_now = step8_benefit(o, rec, &found, &key);
+		step9_keep(&found, rec, costs_now);
+		return;
+	}
+	step9_keep(&found, rec, false);
 }
 
-bool gate_cpu_set_covered(void)
+static void decide(void)
 {
-	struct cpu_mask now;
-	return cpu_mask_allowed(&now) > 0 && cpu_mask_is_subset(&now, &gate.covered);
+	uint64_t began = refclock_now_ns(CLOCK_MONOTONIC);
+	gate_result.max_shift_ns = UINT64_MAX;
+	const struct option_values *o = decision_options();
+	if (getauxval(AT_SECURE)) {
+		pass_through("secure execution: environment and cache ignored, passing through");
+	} else if (options.invalid) {
+		pass_through(options.invalid);
+	} else {
+		gate_result.served = (uint32_t)o->num[OPT_CLOCKS];
+		gate_result.fenced = o->num[OPT_FENCE] != 0;
+		if (o->num[OPT_DISABLE])
+			pass_through("TSCSHIM_DISABLE=1");
+		else if (gate_result.served == 0)
+			pass_through("TSCSHIM_CLOCKS=none");
+		else
+			decide_from_options(o);
+	}
+	gate_result.decide_ns = refclock_now_ns(CLOCK_MONOTONIC) - began;
+	if (say_level >= 1 && !options.invalid)
+		say_decision(o);
+}
+
+/* The phase word: (pid << 2) | phase, the pid being the decider's while it decides. A
+ * fork child of a process caught mid-decision finds another process's pid there, and no
+ * thread of its own deciding: it decides itself. */
+enum { PHASE_UNDECIDED, PHASE_DECIDING, PHASE_DECIDED };
+static _Atomic uint64_t phase_word;
+
+bool gate_decided(void)
+{
+	return (atomic_load_explicit(&phase_word, memory_order_acquire) & 3) == PHASE_DECIDED;
+}
+
+/* Every signal, SIGCANCEL included (the raw system call; glibc's wrappers leave it out):
+ * no handler runs inside the decision, jumps out of it, or cancels it midway. */
+static bool block_all_signals(uint64_t *saved)
+{
+	uint64_t all = ~(uint64_t)0;
+	return syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, saved, sizeof all) == 0;
+}
+
+bool gate_first_read(clockid_t clock, bool force)
+{
+	uint64_t word = atomic_load_explicit(&phase_word, memory_order_acquire);
+	if ((word & 3) == PHASE_DECIDED)
+		return true;
+	if (!loaded || (!force && !clock_would_decide(clock)))
+		return false;
+	uint64_t me = (uint64_t)syscall(SYS_getpid);
+	if ((word & 3) == PHASE_DECIDING && word >> 2 == me)
+		return false; /* under way in this process: pass through meanwhile */
+	if (!atomic_compare_exchange_strong(&phase_word, &word, me << 2 | PHASE_DECIDING))
+		return gate_decided();
+	uint64_t saved_mask;
+	bool blocked = block_all_signals(&saved_mask);
+	int cancel_state;
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
+	int saved_errno = errno;
+	decide();
+	errno = saved_errno;
+	atomic_store_explicit(&phase_word, me << 2 | PHASE_DECIDED, memory_order_release);
+	pthread_setcancelstate(cancel_state, NULL);
+	if (blocked)
+		syscall(SYS_rt_sigprocmask, SIG_SETMASK, &saved_mask, NULL, sizeof saved_mask);
+	return true;
 }

@@ -1,5 +1,6 @@
 /* The published line, its reader helpers and the hot path, inline so that the interposed
- * entry points pay no call. The writer side is in shim/clock.c.
+ * entry points pay no call. The storage is defined in shim/line.c; the writer side, and
+ * the slow part of a read, are in shim/clock.c.
  *
  * Publication (the argument for each rule is in shim/clock.c):
  *  - Lines live in LINE_SLOTS slots. One 64-bit state word names the current slot and a
@@ -28,7 +29,7 @@
 #include <stdint.h>
 #include <time.h>
 
-enum { LINE_SLOTS = 16, STATE_SLOT_BITS = 4, CLOCK_ID_LIMIT = 32 };
+enum { LINE_SLOTS = 16, STATE_SLOT_BITS = 4 };
 #define STATE_VERSION_STEP ((uint64_t)1 << STATE_SLOT_BITS)
 
 _Static_assert(LINE_SLOTS == 1 << STATE_SLOT_BITS, "the state word's slot field holds every slot");
@@ -70,9 +71,15 @@ extern struct clock_config clock_config;
 
 #define LOAD(field) __atomic_load_n(&(field), __ATOMIC_RELAXED)
 
+static inline uint64_t read_counter_as(bool fenced)
+{
+	return fenced ? counter_read_ordered() : counter_read_unfenced();
+}
+
+/* The counter, read as the configuration says. */
 static inline uint64_t read_counter(void)
 {
-	return clock_config.fenced ? counter_read_ordered() : counter_read_unfenced();
+	return read_counter_as(LOAD(clock_config.fenced));
 }
 
 /* Reader helpers, as the kernel's vDSO has them: begin returns the state and the slot
@@ -98,11 +105,6 @@ static inline bool line_read_retry(uint64_t w)
 	return __atomic_load_n(&wiped.state, __ATOMIC_RELAXED) != w;
 }
 
-/* The rare cases, out of line: no line yet or a fork child, inactive, expired or past the
- * hard end, a counter value before the line's segments (a thread preempted between its
- * read and its load of the line), or a line replaced while it was read. */
-int clock_read_slow(unsigned clock, struct timespec *ts, uint64_t t);
-
 /* What the inline part of a read found. */
 enum read_result {
 	READ_PASS,   /* not served: call the real function */
@@ -110,7 +112,9 @@ enum read_result {
 	READ_SLOW,   /* served, but only clock_read_slow() can say what: see the pending read */
 };
 
-/* What clock_read_slow() needs to finish a READ_SLOW. */
+/* What clock_read_slow() (shim/clock.h) needs to finish a READ_SLOW: the rare cases, out
+ * of line (no line yet or a fork child, inactive, expired or past the hard end, a counter
+ * value before the line's segments, or a line replaced while it was read). */
 struct pending_read {
 	unsigned clock; /* enum served_clock */
 	uint64_t t;     /* the counter value read */
@@ -126,7 +130,7 @@ struct pending_read {
  * wherever line_seal() found no floor or clamp to apply. One unsigned compare per
  * segment sends every rare case to the slow path. */
 static inline __attribute__((always_inline)) enum read_result
-clock_read(clockid_t id, struct timespec *ts, struct pending_read *pending)
+clock_read_as(clockid_t id, struct timespec *ts, struct pending_read *pending, bool fenced)
 {
 	if ((unsigned)id >= CLOCK_ID_LIMIT)
 		return READ_PASS;
@@ -135,7 +139,7 @@ clock_read(clockid_t id, struct timespec *ts, struct pending_read *pending)
 		return READ_PASS;
 	c--;
 
-	uint64_t t = read_counter();
+	uint64_t t = read_counter_as(fenced);
 	const struct line_slot *s;
 	uint64_t w = slot_read_begin(&s);
 	const struct line *l = &s->line;
@@ -166,6 +170,13 @@ slow:
 	pending->clock = c;
 	pending->t = t;
 	return READ_SLOW;
+}
+
+/* The read the entry points make: fenced or not as configured. */
+static inline __attribute__((always_inline)) enum read_result
+clock_read(clockid_t id, struct timespec *ts, struct pending_read *pending)
+{
+	return clock_read_as(id, ts, pending, LOAD(clock_config.fenced));
 }
 
 #endif

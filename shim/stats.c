@@ -1,15 +1,8 @@
-/* Per-process counters, written at exit. Each thread counts in a slot of its own (one
- * cache line, found through a thread-local pointer), so counting writes no shared line;
- * past STATS_SLOTS threads, the last slot is shared and counted atomically.
- *
- * The destination is opened at exit, by the process as it is then: a worker that forked
- * from its master, or dropped to another user, names its own file (%p) and creates it as
- * itself. A write that cannot be made is counted (tscshim_status) and said in one line on
- * stderr, if stderr is still the file it was at load (a program may have closed it, and
- * the descriptor may since name one of the program's own files). */
-#include "shim.h"
+#include "stats.h"
 
+#include "options.h"
 #include "stats_path.h"
+#include "tscshim.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -20,27 +13,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+_Static_assert((int)STAT_CLOCKS == (int)TSCSHIM_STAT_CLOCKS && (int)STAT_OTHER == (int)TSCSHIM_STAT_OTHER,
+	       "the public status counts the stats line's slots, in its order");
+
 struct stats_slot stats_slots[STATS_SLOTS];
 static _Atomic uint32_t slots_taken;
 __thread struct stats_slot *stats_my_slot __attribute__((tls_model("initial-exec")));
-
-/* Clock ids below 32 and their counters: the served clocks' own, STAT_OTHER for the rest;
- * filled before counting is enabled, so the hot path's lookup costs one load. */
-uint8_t stats_clock_slot[STATS_CLOCK_IDS];
-
-static void fill_clock_slots(void)
-{
-	for (int id = 0; id < STATS_CLOCK_IDS; id++) {
-		int c = served_clock_of(id);
-		stats_clock_slot[id] = (uint8_t)(c < 0 ? STAT_OTHER : c);
-	}
-}
-
 bool stats_enabled;
-static char destination[OPTION_TEXT_MAX]; /* `stderr` or a path pattern (stats_path.h) */
-static uint64_t write_failures;
-static struct stat stderr_at_load;
-static bool stderr_open_at_load;
 
 /* A thread's first count takes it a slot; past the last, all share it, atomically. */
 void stats_count_slow(unsigned clock, bool served)
@@ -55,6 +34,22 @@ void stats_count_slow(unsigned clock, bool served)
 	else
 		s->count[clock][served]++;
 }
+
+
+void stats_totals(uint64_t total[STAT_CLOCKS][2])
+{
+	for (int c = 0; c < STAT_CLOCKS; c++)
+		total[c][0] = total[c][1] = 0;
+	for (int i = 0; i < STATS_SLOTS; i++)
+		for (int c = 0; c < STAT_CLOCKS; c++)
+			for (int s = 0; s < 2; s++)
+				total[c][s] += __atomic_load_n(&stats_slots[i].count[c][s], __ATOMIC_RELAXED);
+}
+
+static char destination[OPTION_TEXT_MAX]; /* `stderr` or a path pattern (stats_path.h) */
+static uint64_t write_failures;
+static struct stat stderr_at_load;
+static bool stderr_open_at_load;
 
 uint64_t stats_write_failures(void)
 {
@@ -110,11 +105,18 @@ static const char *write_line(const char *text, size_t len)
 	return path;
 }
 
+void stats_write(const char *text, size_t len)
+{
+	const char *failed = write_line(text, len);
+	if (failed)
+		report_failure(failed, errno);
+}
+
 /* At load: whether the write at exit can be expected to succeed, as this process is now
  * (an existing file it may write, or a directory it may create files in). */
 static bool destination_usable(void)
 {
-	/* Static: the constructor's stack budget is 4 KiB, and it runs once, alone. */
+	/* Static: the constructor's stack is small, and this runs once, alone. */
 	static char path[PATH_MAX];
 	if (strcmp(destination, "stderr") == 0)
 		return stderr_open_at_load;
@@ -131,45 +133,6 @@ static bool destination_usable(void)
 	return faccessat(AT_FDCWD, path, W_OK | X_OK, AT_EACCESS) == 0;
 }
 
-static void write_stats(void)
-{
-	uint64_t total[STAT_CLOCKS][2] = {{0}};
-	for (int i = 0; i < STATS_SLOTS; i++)
-		for (int c = 0; c < STAT_CLOCKS; c++)
-			for (int s = 0; s < 2; s++)
-				total[c][s] += __atomic_load_n(&stats_slots[i].count[c][s], __ATOMIC_RELAXED);
-
-	struct clock_counters cc;
-	clock_counters(&cc);
-	char text[1024];
-	int len = snprintf(text, sizeof text, STATS_LINE_PREFIX "pid=%d active=%d", (int)getpid(), cc.active);
-	for (int c = 0; c < STAT_CLOCKS && len < (int)sizeof text; c++)
-		len += snprintf(text + len, sizeof text - (size_t)len, " %s=%llu/%llu",
-				stats_clock_name(c),
-				(unsigned long long)total[c][1],
-				(unsigned long long)(total[c][0] + total[c][1]));
-	if (len < (int)sizeof text)
-		len += snprintf(text + len, sizeof text - (size_t)len,
-				" resyncs=%llu reanchors=%llu fallbacks=%llu largest_error_ns=%llu"
-				" kernel_reads=%llu lost_writes=%llu\n",
-				(unsigned long long)cc.resyncs, (unsigned long long)cc.reanchors,
-				(unsigned long long)cc.fallbacks,
-				(unsigned long long)cc.largest_error_ns,
-				(unsigned long long)cc.kernel_reads, (unsigned long long)cc.lost_writes);
-	if (len > (int)sizeof text - 1)
-		len = (int)sizeof text - 1;
-
-	const char *failed = write_line(text, (size_t)len);
-	if (failed)
-		report_failure(failed, errno);
-}
-
-__attribute__((destructor)) static void stats_at_exit(void)
-{
-	if (stats_enabled)
-		write_stats();
-}
-
 void stats_setup(const char *where)
 {
 	if (!where[0])
@@ -180,6 +143,5 @@ void stats_setup(const char *where)
 	stderr_open_at_load = fstat(STDERR_FILENO, &stderr_at_load) == 0;
 	if (!destination_usable())
 		write_failures = 1;
-	fill_clock_slots();
 	stats_enabled = true;
 }

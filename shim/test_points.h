@@ -9,7 +9,7 @@ enum test_point {
 	TEST_POINT_ANCHORED = 1, /* a writer has its anchor and holds nothing shared */
 	TEST_POINT_CLAIMED,      /* a writer holds a slot, signals blocked */
 	TEST_POINT_PUBLISHED,    /* published, the superseded slot not yet freed */
-	TEST_POINT_FALLBACK,     /* a reader past the hard end is about to raise the floor */
+	TEST_POINT_KERNEL_READ,  /* a reader past the hard end is about to raise the floor */
 };
 
 #endif

@@ -274,7 +274,7 @@ static int hook_run(const char *mode, const char *point, int64_t ms, int threads
 		return 2;
 	}
 	static const char *const modes[] = {"pause-first", "pause-all", "longjmp", "signal-wait"};
-	static const char *const points[] = {"", "anchored", "claimed", "published", "fallback"};
+	static const char *const points[] = {"", "anchored", "claimed", "published", "kernel_read"};
 	hook_mode = (enum hook_mode)-1;
 	for (int i = 0; i < 4; i++)
 		if (strcmp(mode, modes[i]) == 0)

@@ -285,7 +285,7 @@ static void floors_hold_the_next_line_up(void)
 	CHECK(line_apply_floor(&next, floor, 0));
 	check_no_step_back(&old, &next);
 	for (int k = 0; k < TRACKS; k++) {
-		uint64_t handed_out = line_fallback_value(&old, k, floor);
+		uint64_t handed_out = line_kernel_read_value(&old, k, floor);
 		for (uint64_t t = old.cur.start; t < next.cur.until; t += 997)
 			if (t >= late)
 				CHECK(line_value(&next, k, t) >= handed_out);

@@ -1,0 +1,11 @@
+/* This library's build identity, the key under which its measured costs are kept. */
+#ifndef SHIM_BUILD_ID_H
+#define SHIM_BUILD_ID_H
+
+#include <stdint.h>
+
+/* This library's GNU build-id folded to 64 bits (never 0), or 0 if it has none. Walks
+ * the loaded objects once (dl_iterate_phdr); call it from the decision, not a hot path. */
+uint64_t shim_build_id(void);
+
+#endif

@@ -1,0 +1,47 @@
+/* The served clocks' writer side: the first line, re-synchronization, the slow part of a
+ * read, stopping, and the counters of what happened. The published line and the hot path
+ * are in line.h. */
+#ifndef SHIM_CLOCK_H
+#define SHIM_CLOCK_H
+
+#include "system.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+struct line_setup {
+	long double ns_per_tick;  /* calibrated slope of CLOCK_MONOTONIC against the counter */
+	uint64_t max_error_ns;
+	uint64_t resync_ms;
+	uint32_t served;          /* bit set of enum served_clock */
+	bool fenced;
+	struct cpu_mask covered;  /* the CPUs the verdict compared: serving stops if the
+	                           * process may run elsewhere (checked at re-synchronization) */
+};
+
+/* Anchors the first line on the kernel's clocks and opens the counter path for the
+ * served clocks. Returns 0, or -1 with a fixed message in *err. Async-signal-safe. */
+int clock_start(const struct line_setup *setup, const char **err);
+
+/* Closes the path clock_start opened: every call passes through again, the counters say
+ * inactive. */
+void clock_close(void);
+
+/* Finishes a read the inline part left (READ_SLOW). Returns 1 with *ts filled, or 0: the
+ * clock is not served now (stopped), pass the call through. */
+int clock_read_slow(unsigned clock, struct timespec *ts, uint64_t t);
+
+struct clock_counters {
+	uint64_t resyncs, reanchors, stops, largest_error_ns;
+	uint64_t kernel_reads;  /* reads past a line's hard end answered from the kernel */
+	uint64_t lost_writes;   /* re-synchronizations dropped because another published */
+	int active;
+	bool stopped_uncovered; /* stopped: the affinity widened beyond the verdict's CPUs */
+	uint64_t mult;
+	uint32_t shift;
+};
+void clock_counters(struct clock_counters *out);
+
+#endif

@@ -1,0 +1,57 @@
+/* The decision: whether this process serves clocks from the counter, taken once, at the
+ * first read of a clock the options would serve (or at a status query), not at load. A
+ * program that never reads such a clock never decides, and pays for the shim only what
+ * loading it costs (gate_load).
+ *
+ * Its steps, cheapest refusal first, are gate.c's functions, one per step. */
+#ifndef SHIM_GATE_H
+#define SHIM_GATE_H
+
+#include "cost.h"
+
+#include "tscshim.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+/* What the decision found. Written only by the deciding thread, before the phase becomes
+ * decided (release); read by others only after gate_decided() (acquire). */
+struct gate_result {
+	bool active;             /* the counter path was opened and kept */
+	bool not_worth_it;       /* reliable, but the benefit gate closed the path again */
+	bool fenced;
+	uint32_t served;         /* bit set of enum served_clock */
+	uint64_t rate_millihz;   /* 0 if unknown */
+	uint64_t max_shift_ns;   /* UINT64_MAX if unknown */
+	enum tscshim_source source;
+	struct cost_ps cost;     /* all 0 when the benefit gate did not run */
+	uint64_t cost_build;     /* the build the costs belong to */
+	bool costs_from_record;
+	uint64_t decide_ns;      /* how long the decision took */
+	char reason[TSCSHIM_REASON_SIZE];
+};
+extern struct gate_result gate_result;
+
+/* At load, from the constructor: the options, from the environment as it is then, and
+ * nothing else: no system call, no file, no CPUID; nothing written when no TSCSHIM_
+ * variable is set. */
+void gate_load(void);
+
+/* True once the decision was made (acquire: gate_result may be read). */
+bool gate_decided(void);
+
+/* A call of `clock` found no counter path. Runs the decision if none was made and this
+ * clock is one the options would serve (any clock with force). Returns true when the
+ * decision is made (now or earlier): dispatch the call again. Returns false while the
+ * decision is under way in another thread, before the constructor ran, or for a clock
+ * that does not decide: pass this call through.
+ *
+ * Async-signal-safe and bounded: every signal is blocked while it decides (so no handler
+ * runs inside it, jumps out of it or cancels it), it never waits on another thread (a
+ * call that finds the decision under way passes through), and it takes at most the
+ * estimate budget (TSCSHIM_ESTIMATE_BUDGET_US + TSCSHIM_CALIBRATE_US + 5 ms) when no
+ * record answers, well under a millisecond when one does. */
+bool gate_first_read(clockid_t clock, bool force);
+
+#endif

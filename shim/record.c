@@ -1,0 +1,197 @@
+#define _GNU_SOURCE
+#include "record.h"
+
+#include "say.h"
+
+#include "refclock.h"
+#include "safefile.h"
+#include "system.h"
+#include "text.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Too big for the decision's stack, and needed once. */
+static struct {
+	char file[CACHE_MAX_SIZE + 1];
+	struct cache_file cache;  /* the per-user cache as read (count 0: none usable) */
+	struct cache_file system; /* the machine-wide record as read */
+	char cache_path[SAFEFILE_PATH_MAX];
+	char lock_name[SAFEFILE_PATH_MAX + 8];
+	char err[SAFEFILE_PATH_MAX + 160];  /* one step's message at a time */
+	char note[SAFEFILE_PATH_MAX + 160]; /* what went wrong with the cache, for verbose */
+} buffers;
+
+const char *record_note(void)
+{
+	return buffers.note;
+}
+
+const struct cache_record *record_from_system(const struct option_values *o,
+					      const struct cache_key *key)
+{
+	const char *path = o->text[OPT_SYSTEM_RECORD];
+	if (path[0] != '/')
+		return NULL;
+	struct safefile_trust root = {.owner = 0, .check_directory = 1, .max_size = CACHE_MAX_SIZE};
+	int rc = cache_read(path, &root, buffers.file, sizeof buffers.file, &buffers.system,
+			    buffers.err, sizeof buffers.err);
+	if (rc != CACHE_OK) {
+		if (say_level >= 2 || (say_level >= 1 && rc != CACHE_MISSING))
+			say("machine-wide record ", buffers.err, NULL);
+		return NULL;
+	}
+	int i = cache_find(&buffers.system, key);
+	/* Inconclusive: the process measures for itself. */
+	if (i < 0 || buffers.system.record[i].estimate_verdict == ESTIMATE_INCONCLUSIVE) {
+		if (say_level >= 2)
+			say("machine-wide record ", path, ": not for this boot, CPU or CPU set", NULL);
+		return NULL;
+	}
+	return &buffers.system.record[i];
+}
+
+const char *record_cache_path(const struct option_values *o)
+{
+	const char *option = o->text[OPT_CACHE];
+	if (strcmp(option, "off") == 0)
+		return NULL;
+	if (option[0])
+		return option;
+	/* Read when the decision runs; never in secure execution, which passes through
+	 * before any record is looked at. */
+	if (cache_default_path(getenv("XDG_RUNTIME_DIR"), buffers.cache_path, sizeof buffers.cache_path) != 0)
+		return NULL;
+	return buffers.cache_path;
+}
+
+const struct cache_record *record_from_cache(const char *path, const struct cache_key *key)
+{
+	struct safefile_trust mine = {.owner = geteuid(), .max_size = CACHE_MAX_SIZE};
+	int rc = cache_read(path, &mine, buffers.file, sizeof buffers.file, &buffers.cache,
+			    buffers.err, sizeof buffers.err);
+	if (rc != CACHE_OK) {
+		buffers.cache.count = 0;
+		if (rc != CACHE_MISSING)
+			safefile_message(buffers.note, sizeof buffers.note, buffers.err, NULL);
+		if (say_level >= 2 || (rc != CACHE_MISSING && say_level >= 1))
+			say("cache ", buffers.err, "; measuring and rewriting it", NULL);
+		return NULL;
+	}
+	int i = cache_find(&buffers.cache, key);
+	if (i < 0) {
+		if (say_level >= 2)
+			say("cache ", path, ": measured on another boot, CPU or CPU set; measuring", NULL);
+		return NULL;
+	}
+	return &buffers.cache.record[i];
+}
+
+int record_lock(const char *path, uint64_t wait_ns)
+{
+	char *name = buffers.lock_name;
+	struct text t = text_start(name, sizeof buffers.lock_name);
+	text_add(&t, path);
+	text_add(&t, ".lock");
+	if (t.truncated)
+		return RECORD_LOCK_NONE;
+	int fd = open(name, O_RDONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
+	struct stat st;
+	if (fd < 0)
+		return RECORD_LOCK_NONE;
+	/* A lock file another user owns is ignored: it could be held for ever. */
+	if (fstat(fd, &st) != 0 || st.st_uid != geteuid() || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return RECORD_LOCK_NONE;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+		return fd;
+	uint64_t deadline = refclock_now_ns(CLOCK_MONOTONIC) + wait_ns;
+	while (refclock_now_ns(CLOCK_MONOTONIC) < deadline) {
+		struct timespec nap = {.tv_nsec = 500000};
+		nanosleep(&nap, NULL);
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+			break;
+	}
+	close(fd); /* releases the lock if it was taken: the record is what we waited for */
+	return RECORD_LOCK_WAITED;
+}
+
+int record_measure(const struct option_values *o, const struct cache_key *key,
+		   const struct cache_record *previous, struct cache_record *out,
+		   struct measurement *m, const char **why)
+{
+	int seccomp = read_seccomp_mode();
+	if (seccomp == 1) {
+		*why = "seccomp strict mode: the estimator cannot run; passing through";
+		return -1;
+	}
+	uint32_t min = (uint32_t)o->num[OPT_ESTIMATE_MIN_LOOPS];
+	struct estimate_config config = {
+		.probes_per_cpu = (uint32_t)o->num[OPT_PROBES],
+		.budget_ns = o->num[OPT_ESTIMATE_BUDGET_US] * 1000,
+		.limits = {.min_ranges = min, .min_loops = min},
+		.cpus = key->cpus,
+	};
+	uint64_t calibrate_ns = o->num[OPT_CALIBRATE_US] * 1000;
+	/* The child's estimate may overrun its deadline by an attempt's tail; an eighth of
+	 * the budget and 5 ms are kept for that, the fork and the answer. */
+	uint64_t wait_ns = config.budget_ns + calibrate_ns + 5000000;
+	config.budget_ns -= config.budget_ns / 8;
+	if (measure_in_child(&config, calibrate_ns, wait_ns, m, buffers.err, sizeof buffers.err) != 0) {
+		memset(m, 0, sizeof *m);
+		m->analysis.verdict = ESTIMATE_INCONCLUSIVE;
+		safefile_message(m->problem, sizeof m->problem, buffers.err, NULL);
+	}
+	if (m->problem[0] && seccomp == 2) {
+		/* A filter's rules cannot be read back: say that one is there. */
+		struct text t = {.buf = m->problem, .size = sizeof m->problem, .len = strlen(m->problem)};
+		text_add(&t, " (a seccomp filter is in force)");
+	}
+	if (m->problem[0] && say_level >= 1)
+		say(m->problem, NULL);
+	memset(out, 0, sizeof *out);
+	safefile_message(out->boot_id, sizeof out->boot_id, key->boot_id, NULL);
+	out->cpu_signature = key->cpu_signature;
+	out->cpus = *key->cpus;
+	out->estimate_verdict = m->analysis.verdict;
+	out->max_shift_ticks = m->analysis.max_shift_ticks;
+	out->rate_millihz = m->rate_millihz;
+	if (m->analysis.verdict == ESTIMATE_INCONCLUSIVE || m->rate_millihz == 0) {
+		out->estimate_verdict = ESTIMATE_INCONCLUSIVE;
+		out->retry_interval_ms = cache_retry_interval_ms(previous);
+		out->retry_at_ns = refclock_now_ns(CLOCK_MONOTONIC) + out->retry_interval_ms * 1000000;
+	}
+	return 0;
+}
+
+void record_keep(const char *path, const struct cache_record *rec)
+{
+	cache_insert(&buffers.cache, rec);
+	if (cache_write(path, &buffers.cache, false, buffers.file, sizeof buffers.file, buffers.err,
+			sizeof buffers.err) != 0) {
+		safefile_message(buffers.note, sizeof buffers.note, buffers.err, "; every start measures", NULL);
+		if (say_level >= 1)
+			say("cache ", buffers.note, NULL);
+	} else {
+		buffers.note[0] = '\0';
+	}
+}
+
+void record_inconclusive_reason(const struct cache_record *rec, const char *detail, char *out,
+				size_t size)
+{
+	uint64_t now = refclock_now_ns(CLOCK_MONOTONIC);
+	uint64_t wait = rec->retry_at_ns > now ? rec->retry_at_ns - now : 0;
+	struct text t = text_start(out, size);
+	text_add(&t, "estimate inconclusive");
+	text_add(&t, detail);
+	text_add(&t, "; measured again in ");
+	text_add_u64(&t, (wait + 999999999u) / 1000000000u);
+	text_add(&t, " s");
+}

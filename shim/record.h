@@ -1,0 +1,56 @@
+/* Records: where the decision finds a verdict and a rate (and the benefit gate's costs)
+ * instead of measuring them, how it measures when none answers, and where it keeps what
+ * it measured. The format and the matching rules are calib/cache.h's; the trust rules for
+ * each file are doc/STARTUP.md's.
+ *
+ * Everything here runs inside the decision: no heap, file buffers in this module's static
+ * storage (the decision runs once), messages as fixed strings or in that storage. */
+#ifndef SHIM_RECORD_H
+#define SHIM_RECORD_H
+
+#include "cache.h"
+#include "estimate_child.h"
+#include "options.h"
+#include "tscshim.h"
+
+#include <stdint.h>
+
+/* The machine-wide record's entry for key, or NULL (missing, untrusted, corrupt, not for
+ * this boot, CPU or CPU set, or inconclusive: the process then measures for itself). */
+const struct cache_record *record_from_system(const struct option_values *o,
+					      const struct cache_key *key);
+
+/* The per-user cache's path (the option, or the default), or NULL for none. */
+const char *record_cache_path(const struct option_values *o);
+
+/* The per-user cache's entry for key, or NULL. */
+const struct cache_record *record_from_cache(const char *path, const struct cache_key *key);
+
+/* Only one process measures for a cache at a time: the first takes "<cache>.lock" (an
+ * flock, released by the kernel however the process ends) and measures; the others wait
+ * for its record, at most wait_ns. Returns the locked descriptor, RECORD_LOCK_NONE when
+ * there is no usable lock (measure anyway), or RECORD_LOCK_WAITED when another process
+ * measured meanwhile (read the cache again). */
+enum { RECORD_LOCK_NONE = -1, RECORD_LOCK_WAITED = -2 };
+int record_lock(const char *path, uint64_t wait_ns);
+
+/* Measures in a child process (calib/estimate_child.h) with the options' budget, into
+ * *m and the record *out for key (inconclusive when the child did not answer, with
+ * m->problem saying why). Returns 0, or -1 with *why when nothing may be measured. */
+int record_measure(const struct option_values *o, const struct cache_key *key,
+		   const struct cache_record *previous, struct cache_record *out,
+		   struct measurement *m, const char **why);
+
+/* Puts rec into the per-user cache at path, keeping its other records; says in
+ * record_note() why not when it cannot. */
+void record_keep(const char *path, const struct cache_record *rec);
+
+/* What went wrong with the per-user cache, for the verbose line; "" if nothing. */
+const char *record_note(void);
+
+/* The wait before an inconclusive record is measured again, as text for a reason:
+ * "estimate inconclusive<detail>; measured again in N s". */
+void record_inconclusive_reason(const struct cache_record *rec, const char *detail, char *out,
+				size_t size);
+
+#endif

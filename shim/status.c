@@ -1,0 +1,134 @@
+#include "status.h"
+
+#include "build_id.h"
+#include "clock.h"
+#include "export.h"
+#include "gate.h"
+#include "stats.h"
+
+#include "stats_line.h"
+
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* The version-1 fields end where version 2's begin: a caller built against version 1
+ * passes a struct of this size, and tscshim_status() fills no more. */
+#define STATUS_V1_SIZE offsetof(struct tscshim_status, version)
+
+static void copy_reason(struct tscshim_status *out, const char *text)
+{
+	size_t n = strlen(text);
+	if (n >= sizeof out->reason)
+		n = sizeof out->reason - 1;
+	memcpy(out->reason, text, n);
+	out->reason[n] = '\0';
+}
+
+void status_fill(struct tscshim_status *out, bool decide)
+{
+	memset(out, 0, sizeof *out);
+	out->version = TSCSHIM_STATUS_VERSION;
+	out->max_shift_ns = UINT64_MAX;
+	out->build_id = shim_build_id();
+	out->stats_write_failures = stats_write_failures();
+	if (stats_enabled) {
+		uint64_t total[STAT_CLOCKS][2];
+		stats_totals(total);
+		for (int c = 0; c < STAT_CLOCKS; c++) {
+			out->served[c] = total[c][1];
+			out->calls[c] = total[c][0] + total[c][1];
+		}
+	}
+	if (decide)
+		gate_first_read(CLOCK_MONOTONIC, true);
+	if (!gate_decided()) {
+		copy_reason(out, "not decided: no served clock has been read yet");
+		return;
+	}
+	const struct gate_result *g = &gate_result;
+	struct clock_counters cc;
+	clock_counters(&cc);
+	out->decided = 1;
+	out->active = cc.active;
+	if (g->active && !cc.active)
+		copy_reason(out, cc.stopped_uncovered
+					 ? "stopped serving: the process may now run on CPUs whose counters the verdict did not compare"
+					 : "the watchdog stopped serving: the counter and the kernel's clock disagreed");
+	else
+		copy_reason(out, g->reason);
+	out->rate_millihz = g->rate_millihz;
+	out->max_shift_ns = g->max_shift_ns;
+	out->mult = cc.mult;
+	out->shift = cc.shift;
+	out->served_clocks = g->served;
+	out->fenced = g->fenced;
+	out->from_cache = g->source == TSCSHIM_SOURCE_SYSTEM_RECORD || g->source == TSCSHIM_SOURCE_USER_CACHE;
+	out->resyncs = cc.resyncs;
+	out->fallbacks = cc.stops + cc.reanchors;
+	out->source = (int)g->source;
+	out->costs_from_record = g->costs_from_record;
+	out->not_worth_it = g->not_worth_it;
+	out->stopped_uncovered = cc.stopped_uncovered;
+	out->decide_ns = g->decide_ns;
+	out->cost_kernel_ps = g->cost.kernel;
+	out->cost_syscall_ps = g->cost.syscall;
+	out->cost_fenced_ps = g->cost.fenced;
+	out->cost_unfenced_ps = g->cost.unfenced;
+	out->cost_build = g->cost_build;
+	out->reanchors = cc.reanchors;
+	out->stops = cc.stops;
+	out->largest_error_ns = cc.largest_error_ns;
+	out->kernel_reads = cc.kernel_reads;
+	out->lost_writes = cc.lost_writes;
+}
+
+SHIM_EXPORT int tscshim_status(struct tscshim_status *out)
+{
+	struct tscshim_status all;
+	status_fill(&all, true);
+	memcpy(out, &all, STATUS_V1_SIZE);
+	return 0;
+}
+
+SHIM_EXPORT int tscshim_status_v2(struct tscshim_status *out, size_t size)
+{
+	if (size < STATUS_V1_SIZE)
+		return -1;
+	struct tscshim_status all;
+	status_fill(&all, true);
+	memcpy(out, &all, size < sizeof all ? size : sizeof all);
+	return TSCSHIM_STATUS_VERSION;
+}
+
+/* The stats line, from the same status a query gets (without deciding: a process that
+ * never read a served clock says decided=0). */
+static void write_stats(void)
+{
+	struct tscshim_status s;
+	status_fill(&s, false);
+	char text[1024];
+	int len = snprintf(text, sizeof text, STATS_LINE_PREFIX "pid=%d active=%d decided=%d", (int)getpid(),
+			   s.active, s.decided);
+	for (int c = 0; c < STAT_CLOCKS && len < (int)sizeof text; c++)
+		len += snprintf(text + len, sizeof text - (size_t)len, " %s=%llu/%llu", stats_clock_name(c),
+				(unsigned long long)s.served[c], (unsigned long long)s.calls[c]);
+	if (len < (int)sizeof text)
+		len += snprintf(text + len, sizeof text - (size_t)len,
+				" resyncs=%llu reanchors=%llu stops=%llu largest_error_ns=%llu"
+				" kernel_reads=%llu lost_writes=%llu\n",
+				(unsigned long long)s.resyncs, (unsigned long long)s.reanchors,
+				(unsigned long long)s.stops, (unsigned long long)s.largest_error_ns,
+				(unsigned long long)s.kernel_reads, (unsigned long long)s.lost_writes);
+	if (len > (int)sizeof text - 1)
+		len = (int)sizeof text - 1;
+	stats_write(text, (size_t)len);
+}
+
+__attribute__((destructor)) static void stats_at_exit(void)
+{
+	if (stats_enabled)
+		write_stats();
+}

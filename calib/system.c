@@ -51,15 +51,20 @@ int read_boot_id(char *buf, size_t size)
 	return read_line("/proc/sys/kernel/random/boot_id", buf, size);
 }
 
-int cpu_mask_allowed(struct cpu_mask *out)
+int cpu_mask_allowed_of(int tid, struct cpu_mask *out)
 {
 	memset(out, 0, sizeof *out);
 	/* The kernel copies its whole mask (nr_cpu_ids bits) or refuses with EINVAL. */
 	_Static_assert(sizeof(struct cpu_mask) * 8 == CPU_MASK_BITS, "mask size");
-	if (sched_getaffinity(0, sizeof out->word, (cpu_set_t *)(void *)out->word) != 0)
+	if (sched_getaffinity(tid, sizeof out->word, (cpu_set_t *)(void *)out->word) != 0)
 		return -1;
 	int n = (int)cpu_mask_count(out);
 	return n > 0 ? n : -1;
+}
+
+int cpu_mask_allowed(struct cpu_mask *out)
+{
+	return cpu_mask_allowed_of(0, out);
 }
 
 int cpu_mask_next(const struct cpu_mask *m, int after)

@@ -25,6 +25,10 @@ struct cpu_mask {
  * the kernel knows more than CPU_MASK_BITS CPUs). */
 int cpu_mask_allowed(struct cpu_mask *out);
 
+/* The same for one thread of this process (the main thread: the process id), without
+ * falling back: -1 if that thread is gone. */
+int cpu_mask_allowed_of(int tid, struct cpu_mask *out);
+
 /* The online CPUs (/sys/devices/system/cpu/online). Returns the count, or -1. */
 int cpu_mask_online(struct cpu_mask *out);
 

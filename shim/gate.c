@@ -55,27 +55,35 @@ struct gate_result gate_result;
 
 /* ---- step 1, at load: the options ---- */
 
-/* The TSCSHIM_ variables as they were at load, copied: a program may later change its
+/* The options as they were at load. Paths are copied: a program may later change its
  * environment or write over the strings (setproctitle does). */
-enum { ENVIRONMENT_COPY_SIZE = 4096 };
 static struct {
 	struct option_values values;
-	char copy[ENVIRONMENT_COPY_SIZE]; /* "NAME=value\0" ... */
-	size_t used;
-	const char *invalid; /* the options' message when one was invalid, else NULL */
+	bool from_environment;  /* a TSCSHIM_ variable was set: values holds them */
+	const char *invalid;    /* the options' message when one was invalid, else NULL */
 	char message[256];
+	char paths[OPTION_COUNT][OPTION_TEXT_MAX];
 } options;
 
 /* 0 before the constructor ran (options unknown: pass through, do not decide), 1 after. */
 static bool loaded;
+/* The decision ran in the constructor: a cold start (for the verbose line). */
+static bool decided_at_load;
 
-static const char *lookup_copied(const char *name)
+static const char *lookup_environment(const char *name)
 {
-	size_t len = strlen(name);
-	for (size_t at = 0; at < options.used; at += strlen(options.copy + at) + 1)
-		if (strncmp(options.copy + at, name, len) == 0 && options.copy[at + len] == '=')
-			return options.copy + at + len + 1;
-	return NULL;
+	return getenv(name);
+}
+
+/* A cold start (no record can answer) measures at load, before the program's own
+ * threads exist to compete with the estimator for the CPUs, as it always did; a warm one
+ * leaves the decision to the first read of a served clock. */
+static void decide_at_load_if_cold(const struct option_values *o)
+{
+	if (o->num[OPT_DISABLE] || o->num[OPT_CLOCKS] == 0 || record_may_answer(o))
+		return;
+	decided_at_load = true;
+	gate_first_read(CLOCK_MONOTONIC, true);
 }
 
 void gate_load(void)
@@ -87,39 +95,40 @@ void gate_load(void)
 	if (getauxval(AT_SECURE))
 		return;
 	bool any = false;
-	for (char **e = environ; e && *e; e++) {
-		if (strncmp(*e, "TSCSHIM_", 8) != 0)
-			continue;
-		size_t len = strlen(*e) + 1;
-		if (options.used + len > sizeof options.copy) {
-			options.invalid = "the TSCSHIM_ variables are longer than 4096 bytes in all";
-			break;
-		}
-		memcpy(options.copy + options.used, *e, len);
-		options.used += len;
-		any = true;
-	}
-	if (!any && !options.invalid) {
+	for (char **e = environ; e && *e && !any; e++)
+		any = strncmp(*e, "TSCSHIM_", 8) == 0;
+	if (!any) {
 		/* The common case, a machine-wide install: nothing written, defaults later. */
+		struct option_values defaults;
+		options_set_defaults(&defaults);
+		decide_at_load_if_cold(&defaults);
 		return;
 	}
-	if (!options.invalid &&
-	    options_load(&options.values, lookup_copied, options.message, sizeof options.message) != 0)
+	options.from_environment = true;
+	if (options_load(&options.values, lookup_environment, options.message, sizeof options.message) != 0) {
 		options.invalid = options.message;
-	if (options.invalid) {
 		say(options.invalid, "; passing every call to the real clock", NULL);
 		return;
+	}
+	for (int id = 0; id < OPTION_COUNT; id++) {
+		const char *text = options.values.text[id];
+		size_t len = strlen(text);
+		if (len == 0 || len >= sizeof options.paths[id]) /* the parser bounds paths below */
+			continue;
+		memcpy(options.paths[id], text, len + 1);
+		options.values.text[id] = options.paths[id];
 	}
 	say_level = (unsigned)options.values.num[OPT_VERBOSE];
 	/* At load, so that stderr is compared with the one the process had then. */
 	stats_setup(options.values.text[OPT_STATS]);
+	decide_at_load_if_cold(&options.values);
 }
 
 /* The options the decision uses: the copy, or the defaults when no variable was set.
  * Only the deciding thread calls it. */
 static const struct option_values *decision_options(void)
 {
-	if (options.used == 0)
+	if (!options.from_environment)
 		options_set_defaults(&options.values);
 	return &options.values;
 }
@@ -132,7 +141,7 @@ static _Atomic int64_t default_clocks = -1;
 static bool clock_would_decide(clockid_t clock)
 {
 	uint64_t served;
-	if (options.used) {
+	if (options.from_environment) {
 		served = options.values.num[OPT_CLOCKS];
 	} else {
 		int64_t d = atomic_load_explicit(&default_clocks, memory_order_relaxed);
@@ -173,12 +182,14 @@ static bool step2_counter_refuses(const struct option_values *o, const struct co
 	return verdict_refuse_early(&in, v);
 }
 
-/* Step 3: the key a record is looked up by. Returns false (reason set) when the CPU set
- * cannot be read. */
+/* Step 3: the key a record is looked up by: the boot, and the CPUs the process may run
+ * on, which are the main thread's (the process id's), not those of whichever thread
+ * read the clock first: that one may be pinned to one CPU among several others. Returns
+ * false (reason set) when the CPU set cannot be read. */
 static bool step3_cpu_set_and_boot(uint32_t cpu_signature, struct cpu_mask *cpus, char *boot_id,
 				   size_t boot_id_size, struct cache_key *key)
 {
-	if (cpu_mask_allowed(cpus) < 1) {
+	if (cpu_mask_allowed_of((int)syscall(SYS_getpid), cpus) < 1 && cpu_mask_allowed(cpus) < 1) {
 		pass_through("cannot read the CPU affinity (more than 1024 CPUs?)");
 		return false;
 	}
@@ -489,7 +500,7 @@ static __attribute__((noinline)) void say_decision(const struct option_values *o
 	text_add(&t, gate_result.fenced ? ", fenced" : ", unfenced");
 	text_add(&t, " reads, decided in ");
 	text_add_u64(&t, gate_result.decide_ns / 1000);
-	text_add(&t, " us at the first clock read");
+	text_add(&t, decided_at_load ? " us at load (nothing recorded yet)" : " us at the first clock read");
 	say_costs(&t, o);
 	text_add(&t, ")");
 	/* The benefit gate's reason starts "pass-through: ", which the line says already. */

@@ -56,6 +56,34 @@ const struct cache_record *record_from_system(const struct option_values *o,
 	return &buffers.system.record[i];
 }
 
+/* The kernel's boot, as a wall-clock time in ns: REALTIME less BOOTTIME. */
+static uint64_t boot_wall_ns(void)
+{
+	return refclock_now_ns(CLOCK_REALTIME) - refclock_now_ns(CLOCK_BOOTTIME);
+}
+
+bool record_may_answer(const struct option_values *o)
+{
+	struct stat st;
+	const char *system = o->text[OPT_SYSTEM_RECORD];
+	if (system[0] == '/' && stat(system, &st) == 0 && S_ISREG(st.st_mode))
+		return true;
+	char path[SAFEFILE_PATH_MAX];
+	const char *option = o->text[OPT_CACHE];
+	if (strcmp(option, "off") == 0)
+		return false;
+	if (!option[0]) {
+		if (cache_default_path(getenv("XDG_RUNTIME_DIR"), path, sizeof path) != 0)
+			return false;
+		option = path;
+	}
+	if (stat(option, &st) != 0 || !S_ISREG(st.st_mode))
+		return false;
+	/* A cache in /tmp can outlive a boot; a second of slack for the clocks' rounding. */
+	uint64_t written = (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec;
+	return written + 1000000000ull >= boot_wall_ns();
+}
+
 const char *record_cache_path(const struct option_values *o)
 {
 	const char *option = o->text[OPT_CACHE];

@@ -37,6 +37,7 @@ struct field {
 static const struct field fields[] = {
 	FIELD(boot_id, FIELD_TEXT, 1, 39),
 	FIELD(cpu_signature, FIELD_U32, 0, UINT32_MAX),
+	FIELD(counter_invariant, FIELD_U32, 0, 1),
 	FIELD(cpus, FIELD_CPUS, 0, 0),
 	FIELD(estimate_verdict, FIELD_U32, 0, ESTIMATE_INCONCLUSIVE),
 	FIELD(max_shift_ticks, FIELD_U64, 0, UINT64_MAX),
@@ -392,11 +393,11 @@ int cache_write(const char *path, const struct cache_file *file, bool world_read
 }
 
 static bool same_machine_and_boot(const struct cache_record *rec, const char *boot_id,
-				  uint32_t cpu_signature)
+				  uint32_t cpu_signature, bool any_cpu_signature)
 {
 	const char *end = memchr(rec->boot_id, '\0', sizeof rec->boot_id);
 	return end && boot_id && boot_id[0] && strcmp(rec->boot_id, boot_id) == 0 &&
-	       rec->cpu_signature == cpu_signature;
+	       (any_cpu_signature || rec->cpu_signature == cpu_signature);
 }
 
 int cache_find(const struct cache_file *file, const struct cache_key *key)
@@ -404,7 +405,7 @@ int cache_find(const struct cache_file *file, const struct cache_key *key)
 	int superset = -1;
 	for (uint32_t r = 0; r < file->count && r < CACHE_RECORDS_MAX; r++) {
 		const struct cache_record *rec = &file->record[r];
-		if (!same_machine_and_boot(rec, key->boot_id, key->cpu_signature))
+		if (!same_machine_and_boot(rec, key->boot_id, key->cpu_signature, key->any_cpu_signature))
 			continue;
 		if (cpu_mask_equal(&rec->cpus, key->cpus))
 			return (int)r;
@@ -422,7 +423,7 @@ void cache_insert(struct cache_file *file, const struct cache_record *rec)
 	next.record[next.count++] = *rec;
 	for (uint32_t r = 0; r < file->count && r < CACHE_RECORDS_MAX && next.count < CACHE_RECORDS_MAX; r++) {
 		const struct cache_record *old = &file->record[r];
-		if (!same_machine_and_boot(old, rec->boot_id, rec->cpu_signature) ||
+		if (!same_machine_and_boot(old, rec->boot_id, rec->cpu_signature, false) ||
 		    cpu_mask_equal(&old->cpus, &rec->cpus))
 			continue;
 		next.record[next.count++] = *old;

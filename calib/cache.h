@@ -14,6 +14,7 @@
  *   <one or more records, each its fields in the order of the field table in cache.c:>
  *   boot_id=<1..39 printable ASCII, no space>
  *   cpu_signature=<decimal u32: CPUID leaf 1 EAX>
+ *   counter_invariant=<1: CPUID reported an invariant counter when the record was made>
  *   cpus=<the CPU set the estimate covered: lowercase hex, CPU 0 = lowest bit, no leading zeros>
  *   estimate_verdict=<decimal, an enum estimate_verdict>
  *   max_shift_ticks=<decimal u64>
@@ -47,7 +48,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CACHE_FORMAT_VERSION 4 /* 3: the benefit gate's costs; 4: the build they are of */
+#define CACHE_FORMAT_VERSION 5 /* 3: the benefit gate's costs; 4: the build they are of;
+				* 5: whether the counter is invariant */
 #define CACHE_MAX_SIZE 4096 /* bytes; a larger file is not ours */
 #define CACHE_RECORDS_MAX 4
 
@@ -58,6 +60,9 @@
 struct cache_record {
 	char boot_id[40];          /* /proc/sys/kernel/random/boot_id */
 	uint32_t cpu_signature;    /* CPUID leaf 1 EAX */
+	/* 1: CPUID reported an invariant counter when this was recorded; a record of this boot
+	 * then vouches for the CPU, and a process that finds it asks CPUID nothing. */
+	uint32_t counter_invariant;
 	struct cpu_mask cpus;      /* the CPUs the estimate covered, at least one */
 	uint32_t estimate_verdict; /* enum estimate_verdict from calib/estimate.h */
 	uint64_t max_shift_ticks;  /* UINT64_MAX = unknown */
@@ -125,6 +130,7 @@ int cache_write(const char *path, const struct cache_file *file, bool world_read
 struct cache_key {
 	const char *boot_id;       /* "" (unknown) never matches */
 	uint32_t cpu_signature;
+	bool any_cpu_signature;    /* not asked (no CPUID): a record of this boot vouches for it */
 	const struct cpu_mask *cpus; /* the process's allowed CPUs */
 };
 

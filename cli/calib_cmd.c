@@ -38,6 +38,7 @@ static int save_record(const char *path, const struct calib_report *r)
 	struct cache_record *rec = &file.record[0];
 	read_boot_id(rec->boot_id, sizeof rec->boot_id);
 	rec->cpu_signature = r->identity.signature;
+	rec->counter_invariant = r->identity.invariant;
 	for (uint32_t i = 0; i < r->estimate.cpu_count; i++)
 		cpu_mask_add(&rec->cpus, (unsigned)r->estimate.cpu_ids[i]);
 	rec->estimate_verdict = a->verdict;

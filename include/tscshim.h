@@ -77,6 +77,8 @@ struct tscshim_status {
 	uint64_t largest_error_ns; /* the largest disagreement a re-synchronization measured */
 	uint64_t kernel_reads;  /* reads past a line's hard end answered from the kernel */
 	uint64_t lost_writes;   /* re-synchronizations dropped because another published */
+	uint64_t passed_while_deciding; /* served-clock calls other threads passed through
+	                                 * to the kernel while one thread decided */
 };
 
 /* Fills the version-1 fields of *out (a caller built against version 1 passes a struct

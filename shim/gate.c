@@ -1,11 +1,12 @@
 /* The decision, in steps, cheapest refusal first; each step is a function below, named
  * after it, taking what it needs and returning what the next needs:
  *   1. options: secure execution (none), disabled, nothing to serve (taken at load);
- *   2. the CPU alone: no invariant TSC, or not the required clocksource;
- *   3. the process's CPU set and the boot;
- *   4. a record: the machine-wide one, then the per-user cache, for this set or a
+ *   2. the process's CPU set and the boot;
+ *   3. a record: the machine-wide one, then the per-user cache, for this set or a
  *      consistent superset (an inconclusive one still waiting for its retry time means:
  *      pass through without measuring);
+ *   4. the counter: no invariant TSC, or not the required clocksource (CPUID only when
+ *      no record of this boot vouches for the CPU);
  *   5. else measured, in a child process within the budget;
  *   6. the reliability verdict;
  *   7. the clock started;
@@ -22,6 +23,7 @@
  * signal blocked meanwhile. Buffers live in static storage: the decision runs once. */
 #define _GNU_SOURCE
 #include "gate.h"
+#include "load_page.h"
 
 #include "clock.h"
 #include "cost.h"
@@ -51,7 +53,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-struct gate_result gate_result;
+ON_LOAD_PAGE struct gate_result gate_result;
 
 /* ---- step 1, at load: the options ---- */
 
@@ -66,9 +68,9 @@ static struct {
 } options;
 
 /* 0 before the constructor ran (options unknown: pass through, do not decide), 1 after. */
-static bool loaded;
+static bool loaded ON_LOAD_PAGE;
 /* The decision ran in the constructor: a cold start (for the verbose line). */
-static bool decided_at_load;
+static bool decided_at_load ON_LOAD_PAGE;
 
 static const char *lookup_environment(const char *name)
 {
@@ -78,22 +80,22 @@ static const char *lookup_environment(const char *name)
 /* A cold start (no record can answer) measures at load, before the program's own
  * threads exist to compete with the estimator for the CPUs, as it always did; a warm one
  * leaves the decision to the first read of a served clock. */
-static void decide_at_load_if_cold(const struct option_values *o)
+static bool cold_start(const struct option_values *o)
 {
 	if (o->num[OPT_DISABLE] || o->num[OPT_CLOCKS] == 0 || record_may_answer(o))
-		return;
+		return false;
 	decided_at_load = true;
-	gate_first_read(CLOCK_MONOTONIC, true);
+	return true;
 }
 
-void gate_load(void)
+bool gate_load(void)
 {
 	extern char **environ;
 	loaded = true;
 	/* setuid and the like: the environment belongs to someone else (the decision says so
 	 * and passes through). */
 	if (getauxval(AT_SECURE))
-		return;
+		return false;
 	bool any = false;
 	for (char **e = environ; e && *e && !any; e++)
 		any = strncmp(*e, "TSCSHIM_", 8) == 0;
@@ -101,14 +103,13 @@ void gate_load(void)
 		/* The common case, a machine-wide install: nothing written, defaults later. */
 		struct option_values defaults;
 		options_set_defaults(&defaults);
-		decide_at_load_if_cold(&defaults);
-		return;
+		return cold_start(&defaults);
 	}
 	options.from_environment = true;
 	if (options_load(&options.values, lookup_environment, options.message, sizeof options.message) != 0) {
 		options.invalid = options.message;
 		say(options.invalid, "; passing every call to the real clock", NULL);
-		return;
+		return false;
 	}
 	for (int id = 0; id < OPTION_COUNT; id++) {
 		const char *text = options.values.text[id];
@@ -121,7 +122,7 @@ void gate_load(void)
 	say_level = (unsigned)options.values.num[OPT_VERBOSE];
 	/* At load, so that stderr is compared with the one the process had then. */
 	stats_setup(options.values.text[OPT_STATS]);
-	decide_at_load_if_cold(&options.values);
+	return cold_start(&options.values);
 }
 
 /* The options the decision uses: the copy, or the defaults when no variable was set.
@@ -135,7 +136,7 @@ static const struct option_values *decision_options(void)
 
 /* TSCSHIM_CLOCKS's default, parsed once on first need (not at load, which writes nothing
  * when no variable is set): -1 until then. */
-static _Atomic int64_t default_clocks = -1;
+static _Atomic int64_t default_clocks ON_LOAD_PAGE = -1;
 
 /* Would this clock be served? Asked before deciding, by the first-read trigger. */
 static bool clock_would_decide(clockid_t clock)
@@ -165,40 +166,24 @@ static void pass_through(const char *reason)
 	gate_result.active = false;
 }
 
-/* Step 2: refusals that need neither a record nor the estimator. True with *v filled
- * (not reliable) when one applies. */
-static bool step2_counter_refuses(const struct option_values *o, const struct counter_identity *id,
-				  struct verdict *v)
-{
-	char clocksource[64] = "";
-	if (o->num[OPT_REQUIRE_TSC_CLOCKSOURCE])
-		read_current_clocksource(clocksource, sizeof clocksource);
-	struct verdict_inputs in = {
-		.counter_present = id->present,
-		.counter_invariant = id->invariant,
-		.require_tsc_clocksource = o->num[OPT_REQUIRE_TSC_CLOCKSOURCE] != 0,
-		.clocksource = clocksource,
-	};
-	return verdict_refuse_early(&in, v);
-}
-
-/* Step 3: the key a record is looked up by: the boot, and the CPUs the process may run
+/* Step 2: the key a record is looked up by: the boot, and the CPUs the process may run
  * on, which are the main thread's (the process id's), not those of whichever thread
- * read the clock first: that one may be pinned to one CPU among several others. Returns
- * false (reason set) when the CPU set cannot be read. */
-static bool step3_cpu_set_and_boot(uint32_t cpu_signature, struct cpu_mask *cpus, char *boot_id,
-				   size_t boot_id_size, struct cache_key *key)
+ * read the clock first: that one may be pinned to one CPU among several others. Any CPU
+ * signature: a record of this boot vouches for the CPU (step 4). Returns false (reason
+ * set) when the CPU set cannot be read. */
+static bool step2_cpu_set_and_boot(struct cpu_mask *cpus, char *boot_id, size_t boot_id_size,
+				   struct cache_key *key)
 {
 	if (cpu_mask_allowed_of((int)syscall(SYS_getpid), cpus) < 1 && cpu_mask_allowed(cpus) < 1) {
 		pass_through("cannot read the CPU affinity (more than 1024 CPUs?)");
 		return false;
 	}
 	read_boot_id(boot_id, boot_id_size);
-	*key = (struct cache_key){.boot_id = boot_id, .cpu_signature = cpu_signature, .cpus = cpus};
+	*key = (struct cache_key){.boot_id = boot_id, .any_cpu_signature = true, .cpus = cpus};
 	return true;
 }
 
-/* What step 4 found, and what steps 5 to 9 need of it. */
+/* What step 3 found, and what steps 4 to 9 need of it. */
 struct found_record {
 	const struct cache_record *record; /* NULL: none answered, measure */
 	enum tscshim_source source;
@@ -209,10 +194,10 @@ struct found_record {
 	int lock;                          /* held from a measurement until step 9 */
 };
 
-/* Step 4: the machine-wide record, then the per-user cache (waiting, at most the estimate
+/* Step 3: the machine-wide record, then the per-user cache (waiting, at most the estimate
  * budget, for another process that is measuring for it). Returns false (reason set)
  * when another process measured and left no answer in time. */
-static bool step4_record(const struct option_values *o, const struct cache_key *key,
+static bool step3_record(const struct option_values *o, const struct cache_key *key,
 			 struct found_record *f)
 {
 	*f = (struct found_record){.lock = RECORD_LOCK_NONE};
@@ -256,6 +241,23 @@ static bool step4_record(const struct option_values *o, const struct cache_key *
 				   rec->estimate_verdict == ESTIMATE_INCONCLUSIVE,
 				   " on another process's start", RECORD_LOCK_NONE};
 	return true;
+}
+
+/* Step 4: refusals that need no estimate: no counter, not invariant, not the required
+ * clocksource. True with *v filled (not reliable) when one applies. */
+static bool step4_counter_refuses(const struct option_values *o, const struct counter_identity *id,
+				  struct verdict *v)
+{
+	char clocksource[64] = "";
+	if (o->num[OPT_REQUIRE_TSC_CLOCKSOURCE])
+		read_current_clocksource(clocksource, sizeof clocksource);
+	struct verdict_inputs in = {
+		.counter_present = id->present,
+		.counter_invariant = id->invariant,
+		.require_tsc_clocksource = o->num[OPT_REQUIRE_TSC_CLOCKSOURCE] != 0,
+		.clocksource = clocksource,
+	};
+	return verdict_refuse_early(&in, v);
 }
 
 /* The record measured now (step 5), kept for step 9. */
@@ -512,28 +514,44 @@ static __attribute__((noinline)) void say_decision(const struct option_values *o
 
 /* ---- the decision ---- */
 
+/* Step 4's identity of the counter: a record of this boot that says the counter was
+ * invariant vouches for the CPU (the same boot runs on the same CPUs), so the process
+ * asks CPUID nothing, each a VM exit in a guest (about 6 us); else CPUID. */
+static void counter_identity(const struct found_record *f, struct counter_identity *id)
+{
+	if (f->source != TSCSHIM_SOURCE_NONE && f->record->counter_invariant) {
+		*id = (struct counter_identity){.present = true, .invariant = true,
+						.signature = f->record->cpu_signature};
+		return;
+	}
+	counter_identify_basic(id);
+}
+
 /* Steps 2 to 9 after the options, on a reliable path or not. */
 static __attribute__((noinline)) void decide_from_options(const struct option_values *o)
 {
-	struct counter_identity id;
-	struct verdict v;
-	counter_identify_basic(&id);
-	if (step2_counter_refuses(o, &id, &v)) {
-		safefile_message(gate_result.reason, sizeof gate_result.reason, v.reason, NULL);
-		return;
-	}
 	struct cpu_mask cpus;
 	char boot_id[sizeof ((struct cache_record *)0)->boot_id];
 	struct cache_key key;
-	if (!step3_cpu_set_and_boot(id.signature, &cpus, boot_id, sizeof boot_id, &key))
+	if (!step2_cpu_set_and_boot(&cpus, boot_id, sizeof boot_id, &key))
 		return;
 	struct found_record found;
-	if (!step4_record(o, &key, &found))
+	if (!step3_record(o, &key, &found))
 		return;
+	struct counter_identity id;
+	struct verdict v;
+	counter_identity(&found, &id);
+	if (step4_counter_refuses(o, &id, &v)) {
+		safefile_message(gate_result.reason, sizeof gate_result.reason, v.reason, NULL);
+		step9_keep(&found, NULL, false);
+		return;
+	}
+	key.cpu_signature = id.signature; /* a record measured now is this CPU's */
+	key.any_cpu_signature = false;
 	const struct cache_record *rec = found.record;
 	struct estimate_analysis analysis;
 	const struct estimate_analysis *measured = NULL;
-	char detail[200];
+	static char detail[200]; /* static: the decision's stack may be a signal's, and small */
 	if (found.source == TSCSHIM_SOURCE_NONE) {
 		rec = step5_measure(o, &key, &found, &analysis, detail, sizeof detail);
 		measured = &analysis;
@@ -544,6 +562,7 @@ static __attribute__((noinline)) void decide_from_options(const struct option_va
 	}
 	gate_result.source = found.source;
 	gate_result.rate_millihz = rec->rate_millihz;
+	bool costs_now = false;
 	if (found.inconclusive_waiting) {
 		record_inconclusive_reason(rec, found.inconclusive_detail, gate_result.reason,
 					   sizeof gate_result.reason);
@@ -551,13 +570,10 @@ static __attribute__((noinline)) void decide_from_options(const struct option_va
 		step6_verdict(o, &id, rec, measured, &v);
 		memcpy(gate_result.reason, v.reason, sizeof gate_result.reason);
 		gate_result.max_shift_ns = v.max_shift_ns;
-		bool costs_now = false;
 		if (v.reliable && step7_clock_start(o, &rec->cpus))
 			costs_now = step8_benefit(o, rec, &found, &key);
-		step9_keep(&found, rec, costs_now);
-		return;
 	}
-	step9_keep(&found, rec, false);
+	step9_keep(&found, rec, costs_now);
 }
 
 static void decide(void)
@@ -588,7 +604,16 @@ static void decide(void)
  * fork child of a process caught mid-decision finds another process's pid there, and no
  * thread of its own deciding: it decides itself. */
 enum { PHASE_UNDECIDED, PHASE_DECIDING, PHASE_DECIDED };
-static _Atomic uint64_t phase_word;
+static _Atomic uint64_t phase_word ON_LOAD_PAGE;
+
+/* Counted only while a decision is under way: a shared line, written in that window
+ * alone. */
+static _Atomic uint64_t passed_while_deciding;
+
+uint64_t gate_passed_while_deciding(void)
+{
+	return atomic_load_explicit(&passed_while_deciding, memory_order_relaxed);
+}
 
 bool gate_decided(void)
 {
@@ -611,8 +636,11 @@ bool gate_first_read(clockid_t clock, bool force)
 	if (!loaded || (!force && !clock_would_decide(clock)))
 		return false;
 	uint64_t me = (uint64_t)syscall(SYS_getpid);
-	if ((word & 3) == PHASE_DECIDING && word >> 2 == me)
-		return false; /* under way in this process: pass through meanwhile */
+	if ((word & 3) == PHASE_DECIDING && word >> 2 == me) {
+		/* Under way in this process: pass through meanwhile, never wait. */
+		atomic_fetch_add_explicit(&passed_while_deciding, 1, memory_order_relaxed);
+		return false;
+	}
 	if (!atomic_compare_exchange_strong(&phase_word, &word, me << 2 | PHASE_DECIDING))
 		return gate_decided();
 	uint64_t saved_mask;

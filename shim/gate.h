@@ -34,12 +34,18 @@ struct gate_result {
 extern struct gate_result gate_result;
 
 /* At load, from the constructor: the options, from the environment as it is then, and
- * nothing else: no system call, no file, no CPUID; nothing written when no TSCSHIM_
- * variable is set. */
-void gate_load(void);
+ * whether a record may answer (one to three stat calls); no file read, no CPUID, nothing
+ * written when no TSCSHIM_ variable is set. Returns true on a cold start (nothing
+ * recorded yet): the caller decides at once, gate_first_read(CLOCK_MONOTONIC, true),
+ * before the program's threads exist to compete with the estimator. */
+bool gate_load(void);
 
 /* True once the decision was made (acquire: gate_result may be read). */
 bool gate_decided(void);
+
+/* Reads of a served clock that found the decision under way in another thread and
+ * passed through to the kernel meanwhile. */
+uint64_t gate_passed_while_deciding(void);
 
 /* A call of `clock` found no counter path. Runs the decision if none was made and this
  * clock is one the options would serve (any clock with force). Returns true when the

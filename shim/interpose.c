@@ -15,6 +15,7 @@
  * decides. */
 #define _GNU_SOURCE
 #include "clock.h"
+#include "load_page.h"
 #include "export.h"
 #include "gate.h"
 #include "line.h"
@@ -31,7 +32,7 @@
 /* True once the decision is made and nothing is counted: a pass-through call may go
  * straight to the real function. Written once, by the first thread that sees the
  * decision made; read relaxed (a stale false only sends a call the long way). */
-static bool pass_direct;
+static bool pass_direct ON_LOAD_PAGE;
 
 /* glibc declares these pointers nonnull, so the compiler would drop a NULL check; a
  * caller may still pass NULL, and must get what the real function does with it. */
@@ -220,12 +221,14 @@ SHIM_EXPORT int timespec_get(struct timespec *ts, int base)
 /* Early, so that other libraries' constructors that run after ours find the options.
  * It does as little as a preload into every process of a machine can afford: the real
  * clock_gettime looked up (the decision and the writer read the kernel through it) and
- * the options read; nothing measured, no file opened, no CPUID. */
+ * the options read; nothing measured, no file opened, no CPUID, unless nothing is
+ * recorded yet (a cold start), which measures here as it always did. */
 __attribute__((constructor(101))) static void shim_load(void)
 {
 	int saved = errno;
 	real_look_up(REAL_CLOCK_GETTIME);
 	refclock_gettime = real_clock_gettime;
-	gate_load();
+	if (gate_load())
+		gate_first_read(CLOCK_MONOTONIC, true);
 	errno = saved;
 }

@@ -1,11 +1,12 @@
 /* The published line's storage (shim/line.h says what each holds and who may write it). */
 #include "line.h"
+#include "load_page.h"
 
 #include <stddef.h>
 
 struct line_slot line_slots[LINE_SLOTS];
 struct fork_wiped wiped;
-struct clock_config clock_config;
+ON_LOAD_PAGE struct clock_config clock_config;
 
 _Static_assert(sizeof(struct fork_wiped) == 4096, "the fork-wiped state fills its page, alone");
 _Static_assert(offsetof(struct fork_wiped, floor) == offsetof(struct fork_wiped, state) + 8,

@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "real.h"
+#include "load_page.h"
 
 #include "kernel_clock.h"
 
@@ -12,7 +13,7 @@ static const char real_names[REAL_FUNCTIONS][16] = {
 	[REAL_GETTIMEOFDAY] = "gettimeofday",
 	[REAL_TIMESPEC_GET] = "timespec_get",
 };
-struct real_symbol real_symbols[REAL_FUNCTIONS];
+ON_LOAD_PAGE struct real_symbol real_symbols[REAL_FUNCTIONS];
 
 void *real_look_up(enum real_function f)
 {

@@ -186,6 +186,7 @@ int record_measure(const struct option_values *o, const struct cache_key *key,
 	memset(out, 0, sizeof *out);
 	safefile_message(out->boot_id, sizeof out->boot_id, key->boot_id, NULL);
 	out->cpu_signature = key->cpu_signature;
+	out->counter_invariant = 1; /* measured only after step 4 found it invariant */
 	out->cpus = *key->cpus;
 	out->estimate_verdict = m->analysis.verdict;
 	out->max_shift_ticks = m->analysis.max_shift_ticks;

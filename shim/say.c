@@ -1,11 +1,12 @@
 #include "say.h"
+#include "load_page.h"
 
 #include "text.h"
 
 #include <stdarg.h>
 #include <unistd.h>
 
-unsigned say_level;
+ON_LOAD_PAGE unsigned say_level;
 
 void say(const char *first, ...)
 {

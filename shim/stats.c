@@ -1,4 +1,5 @@
 #include "stats.h"
+#include "load_page.h"
 
 #include "options.h"
 #include "stats_path.h"
@@ -19,7 +20,7 @@ _Static_assert((int)STAT_CLOCKS == (int)TSCSHIM_STAT_CLOCKS && (int)STAT_OTHER =
 struct stats_slot stats_slots[STATS_SLOTS];
 static _Atomic uint32_t slots_taken;
 __thread struct stats_slot *stats_my_slot __attribute__((tls_model("initial-exec")));
-bool stats_enabled;
+ON_LOAD_PAGE bool stats_enabled;
 
 /* A thread's first count takes it a slot; past the last, all share it, atomically. */
 void stats_count_slow(unsigned clock, bool served)

@@ -82,6 +82,7 @@ static struct cache_record sample(void)
 	struct cache_record r = {
 		.boot_id = "0f8e4c2a-6b1d-4e5f-9a3c-7d2b1e0f4a6c",
 		.cpu_signature = 0xb00f21,
+		.counter_invariant = 1,
 		.estimate_verdict = ESTIMATE_CONSISTENT,
 		.max_shift_ticks = 399,
 		.rate_millihz = 2096008000036ull,
@@ -239,9 +240,10 @@ static void format_is_the_documented_text(void)
 	struct cache_file f = one(sample());
 	char buf[CACHE_MAX_SIZE + 1], why[160];
 	int n = cache_format(&f, buf, sizeof buf, why, sizeof why);
-	const char *expect_body = "tscshim-cache 4\n"
+	const char *expect_body = "tscshim-cache 5\n"
 				  "boot_id=0f8e4c2a-6b1d-4e5f-9a3c-7d2b1e0f4a6c\n"
 				  "cpu_signature=11538209\n"
+				  "counter_invariant=1\n"
 				  "cpus=3\n"
 				  "estimate_verdict=0\n"
 				  "max_shift_ticks=399\n"
@@ -334,13 +336,13 @@ static void corrupt_empty_and_garbage(void)
 	expect_corrupt_file("NUL");
 	write_bytes(path, "\n\n\n", 3);
 	expect_corrupt_file("not a tscshim cache");
-	write_bytes(path, "tscshim-cache 4\n", 16);
+	write_bytes(path, "tscshim-cache 5\n", 16);
 	expect_corrupt_file("no checksum line");
-	write_bytes(path, "tscshim-cache 4", 15);
+	write_bytes(path, "tscshim-cache 5", 15);
 	expect_corrupt_file("no final newline");
 	write_with_checksum(path, "tscshim-cache 03\n");
 	expect_corrupt_file("not a tscshim cache");
-	write_with_checksum(path, "tscshim-cache 4\n");
+	write_with_checksum(path, "tscshim-cache 5\n");
 	expect_corrupt_file("no record");
 	remove_dir();
 }
@@ -462,8 +464,8 @@ static void corrupt_fields(void)
 	/* Five records are one too many; an extra line after the checksum is not allowed. */
 	char good[CACHE_MAX_SIZE], five[6 * CACHE_MAX_SIZE];
 	good_body(good, sizeof good);
-	const char *rec = good + strlen("tscshim-cache 4\n");
-	snprintf(five, sizeof five, "tscshim-cache 4\n%s%s%s%s%s", rec, rec, rec, rec, rec);
+	const char *rec = good + strlen("tscshim-cache 5\n");
+	snprintf(five, sizeof five, "tscshim-cache 5\n%s%s%s%s%s", rec, rec, rec, rec, rec);
 	write_with_checksum(path, five);
 	expect_corrupt_file("more than 4 records");
 	struct cache_file in = one(sample());
@@ -742,6 +744,10 @@ static void find_exact_set_or_consistent_superset(void)
 	key.boot_id = r.boot_id;
 	key.cpu_signature++;
 	CHECK(cache_find(&f, &key) == -1);
+	/* A process that asked no CPUID takes any signature of this boot's record. */
+	key.any_cpu_signature = true;
+	CHECK(cache_find(&f, &key) == 0);
+	key.any_cpu_signature = false;
 	key.cpu_signature--;
 	key.boot_id = "";
 	f.record[0].boot_id[0] = '\0';

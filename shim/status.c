@@ -27,7 +27,7 @@ static void copy_reason(struct tscshim_status *out, const char *text)
 	out->reason[n] = '\0';
 }
 
-void status_fill(struct tscshim_status *out, bool decide)
+void status_fill(struct tscshim_status *out)
 {
 	memset(out, 0, sizeof *out);
 	out->version = TSCSHIM_STATUS_VERSION;
@@ -42,8 +42,6 @@ void status_fill(struct tscshim_status *out, bool decide)
 			out->calls[c] = total[c][0] + total[c][1];
 		}
 	}
-	if (decide)
-		gate_first_read(CLOCK_MONOTONIC, true);
 	if (!gate_decided()) {
 		copy_reason(out, "not decided: no served clock has been read yet");
 		return;
@@ -91,7 +89,7 @@ void status_fill(struct tscshim_status *out, bool decide)
 static __attribute__((noinline)) void copy_status(struct tscshim_status *out, size_t size)
 {
 	struct tscshim_status all;
-	status_fill(&all, false);
+	status_fill(&all);
 	memcpy(out, &all, size < sizeof all ? size : sizeof all);
 }
 
@@ -116,7 +114,7 @@ SHIM_EXPORT int tscshim_status_v2(struct tscshim_status *out, size_t size)
 static void write_stats(void)
 {
 	struct tscshim_status s;
-	status_fill(&s, false);
+	status_fill(&s);
 	char text[1024];
 	int len = snprintf(text, sizeof text, STATS_LINE_PREFIX "pid=%d active=%d decided=%d", (int)getpid(),
 			   s.active, s.decided);

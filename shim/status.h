@@ -5,10 +5,9 @@
 
 #include "tscshim.h"
 
-#include <stdbool.h>
 
-/* Fills every field this library knows, deciding first when `decide` is set and no
- * decision was made (a query decides as a first clock read would). Async-signal-safe. */
-void status_fill(struct tscshim_status *out, bool decide);
+/* Fills every field this library knows, as things stand: it never decides (a query
+ * does that first, as a first clock read would: tscshim_status). Async-signal-safe. */
+void status_fill(struct tscshim_status *out);
 
 #endif

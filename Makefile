@@ -235,3 +235,9 @@ fuzz: $(FUZZ_BIN)
 	@bash test/fuzz.sh $(FUZZ_SECONDS) $(FUZZ_BIN)
 
 .PHONY: sanitize sanitize-build soak fuzz
+
+# The empty object `tscshim bench --startup` preloads as the dynamic loader's floor.
+$(B)/libtscshim-floor.so: test/floor_object.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -shared $< -o $@
+all: $(B)/libtscshim-floor.so

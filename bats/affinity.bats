@@ -25,7 +25,7 @@ PROBE="$ROOT/build/test/probe_affinity"
 	require_reliable
 	export TSCSHIM_CACHE="$BATS_TEST_TMPDIR/cache"
 	# A run over every CPU writes the cache record that then covers the pinned run.
-	LD_PRELOAD="$SHIM" true
+	LD_PRELOAD="$SHIM" /bin/true
 	run env TSCSHIM_STATS=stderr LD_PRELOAD="$SHIM" taskset -c 0 "$PROBE"
 	echo "$output"
 	[ "$status" -eq 0 ]

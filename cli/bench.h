@@ -79,6 +79,11 @@ void bench_write_status(FILE *out);
 
 /* The library the workers preload (cli_find_library); -1 after one line on stderr. */
 int bench_find_library(const char *explicit_path);
+
+/* bench_startup.c: --startup against the library found above, the floor object at
+ * floor_path (NULL: libtscshim-floor.so beside the library), over `rounds` rounds. */
+int bench_startup_with(const char *floor_path, int rounds);
+int bench_startup(const char *library, const char *floor_path, int rounds);
 /* Starts `tscshim __bench-worker ARGS...` with the shim preloaded and TSCSHIM_FENCE set to
  * fence (0 or 1; -1 leaves it), its stdout on *out. Returns 0, or -1 after one line. */
 int bench_spawn_worker(char *const *args, int fence, FILE **out, int *pid);

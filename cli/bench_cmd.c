@@ -291,6 +291,7 @@ static void bench_usage(FILE *out)
 		"usage: tscshim bench [--calls N] [--threads N] [--json | --csv] [--plot FILE.png|.svg]\n"
 		"                     [--library PATH]\n"
 		"       tscshim bench --drift SECONDS [--json] [--plot FILE.png|.svg] [--library PATH]\n"
+		"       tscshim bench --startup [--rounds N] [--floor EMPTY.so] [--library PATH]\n"
 		"\n"
 		"Per-call cost of CLOCK_MONOTONIC, MONOTONIC_RAW, BOOTTIME, REALTIME and gettimeofday\n"
 		"for libc's function, the system call, the shim fenced and unfenced (in children with\n"
@@ -299,6 +300,10 @@ static void bench_usage(FILE *out)
 		"kernel every 10 ms for SECONDS and reports the error and the rate error.\n"
 		"The last line, verdict:, weighs the shim fenced and unfenced against the kernel's\n"
 		"CLOCK_MONOTONIC by this run's p50s (at least 5%% cheaper, or no gain).\n"
+		"--startup: the shim's own start-up cost over an empty preloaded object (--floor, default\n"
+		"libtscshim-floor.so beside the library) for /bin/true and /bin/date, from the machine-wide\n"
+		"record, the per-user cache and with TSCSHIM_DISABLE=1: medians of N rounds (default 200)\n"
+		"in rotation, page faults, and the clock reads that pay for one start.\n"
 		"--library PATH: the shim to preload (default: $TSCSHIM_LIBRARY, else the installed one).\n");
 }
 
@@ -323,6 +328,9 @@ int command_bench(int argc, char **argv)
 	bool json = false, csv = false, work_options = false;
 	const char *plot_file = NULL, *terminal = NULL, *library_option = NULL;
 	double drift = 0;
+	bool startup = false;
+	const char *floor_option = NULL;
+	long rounds = 200;
 	for (int i = 1; i < argc; i++) {
 		const char *value;
 		int m;
@@ -352,6 +360,15 @@ int command_bench(int argc, char **argv)
 			if (m < 0)
 				return EXIT_USAGE;
 			library_option = value;
+		} else if ((m = cli_option_text("bench", argc, argv, &i, "--floor", &value)) != 0) {
+			if (m < 0)
+				return EXIT_USAGE;
+			floor_option = value;
+		} else if ((m = count_option(argc, argv, &i, "--rounds", 3, 2000, &rounds)) != 0) {
+			if (m < 0)
+				return EXIT_USAGE;
+		} else if (strcmp(argv[i], "--startup") == 0) {
+			startup = true;
 		} else if (strcmp(argv[i], "--json") == 0) {
 			json = true;
 		} else if (strcmp(argv[i], "--csv") == 0) {
@@ -374,6 +391,13 @@ int command_bench(int argc, char **argv)
 	}
 	if (bench_find_library(library_option) != 0)
 		return EXIT_USAGE;
+	if (startup) {
+		if (json || csv || drift > 0 || work_options || plot_file) {
+			fprintf(stderr, "tscshim bench: --startup takes only --rounds, --floor and --library\n");
+			return EXIT_USAGE;
+		}
+		return bench_startup_with(floor_option, (int)rounds);
+	}
 	if (drift > 0)
 		return bench_drift(drift, json, plot_file) == 0 ? 0 : 1;
 

@@ -26,6 +26,19 @@ int bench_parse_status(const char *line, struct bench_shim_status *out)
 
 static char library[PATH_MAX];
 
+int bench_startup_with(const char *floor_path, int rounds)
+{
+	char beside[PATH_MAX];
+	if (!floor_path) {
+		snprintf(beside, sizeof beside, "%s", library);
+		char *slash = strrchr(beside, '/');
+		snprintf(slash ? slash + 1 : beside, sizeof beside - (size_t)(slash ? slash + 1 - beside : 0),
+			 "libtscshim-floor.so");
+		floor_path = beside;
+	}
+	return bench_startup(library, floor_path, rounds);
+}
+
 int bench_find_library(const char *explicit_path)
 {
 	return cli_find_library("bench", explicit_path, library, sizeof library);

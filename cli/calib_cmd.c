@@ -23,9 +23,20 @@
 #define COMMAND_CALIBRATE_US 1000000 /* the long mode: 1 s */
 #define SAVE_BUDGET_US 1000000       /* --save: a busy boot gets a second to conclude */
 
-/* The machine-wide record for every online CPU at TSCSHIM_SYSTEM_RECORD. Returns 0, or
- * -1 after one line on stderr. */
-static int save_record(const char *path, const struct calib_report *r)
+static int write_record(const char *path, const struct cache_file *file)
+{
+	char buf[CACHE_MAX_SIZE + 1], err[SAFEFILE_PATH_MAX + 160];
+	if (cache_write(path, file, true, buf, sizeof buf, err, sizeof err) != 0) {
+		fprintf(stderr, "tscshim calib: machine-wide record %s\n", err);
+		return -1;
+	}
+	return 0;
+}
+
+/* The machine-wide record for every online CPU at TSCSHIM_SYSTEM_RECORD, then, when it
+ * lets the counter serve, the costs the shim measures against it, written into it.
+ * Returns 0, or -1 after one line on stderr. */
+static int save_record(const char *path, const struct calib_report *r, const struct option_values *o)
 {
 	const struct estimate_analysis *a = &r->estimate.analysis;
 	if (a->verdict == ESTIMATE_INCONCLUSIVE || !r->calibrated) {
@@ -57,13 +68,20 @@ static int save_record(const char *path, const struct calib_report *r)
 			return -1;
 		}
 	}
-	char buf[CACHE_MAX_SIZE + 1], err[SAFEFILE_PATH_MAX + 160];
-	if (cache_write(path, &file, true, buf, sizeof buf, err, sizeof err) != 0) {
-		fprintf(stderr, "tscshim calib: machine-wide record %s\n", err);
+	if (write_record(path, &file) != 0)
 		return -1;
-	}
 	fprintf(stderr, "tscshim calib: machine-wide record saved to %s%s\n", path,
 		geteuid() == 0 ? "" : " (not as root: other users will not trust it)");
+	if (!r->verdict.reliable)
+		return 0;
+	char why[256];
+	if (record_costs_measure(path, rec, why, sizeof why) != 0) {
+		fprintf(stderr, "tscshim calib: no costs in the record (each process measures them): %s\n", why);
+		return 0;
+	}
+	if (write_record(path, &file) != 0)
+		return -1;
+	record_costs_describe(rec, o, stdout);
 	return 0;
 }
 
@@ -206,7 +224,7 @@ int command_calib(int argc, char **argv)
 		report_print_text(stdout, &report);
 	int status = report.verdict.reliable ? EXIT_RELIABLE : EXIT_NOT_RELIABLE;
 	if (save)
-		status = report.estimated && save_record(values.text[OPT_SYSTEM_RECORD], &report) == 0
+		status = report.estimated && save_record(values.text[OPT_SYSTEM_RECORD], &report, &values) == 0
 				 ? 0 : EXIT_NOT_RELIABLE;
 	estimate_report_free(&report.estimate);
 	return status;

@@ -4,6 +4,8 @@
 #include "options.h"
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
 
 /* Exit statuses shared by the subcommands. */
 enum { EXIT_RELIABLE = 0, EXIT_NOT_RELIABLE = 1, EXIT_USAGE = 2 };
@@ -14,6 +16,16 @@ int command_calib(int argc, char **argv);
 struct cost;
 void calib_measure_cost(uint64_t rate_millihz, struct cost *out);
 int command_options(int argc, char **argv);
+
+/* record_costs.c: the machine-wide record's costs, measured by the shim itself in a child
+ * that preloads it and decides from the record at record_path (calib --save). Returns 0
+ * with rec's cost fields set, or -1 with why. */
+struct cache_record;
+int record_costs_measure(const char *record_path, struct cache_record *rec, char *why, size_t why_size);
+/* One line: what the record's costs decide under these options. */
+void record_costs_describe(const struct cache_record *rec, const struct option_values *o, FILE *out);
+/* The internal `__shim-costs` command: the preloaded shim's costs as one line. */
+int command_shim_costs(void);
 int command_run(int argc, char **argv);
 int command_bench(int argc, char **argv);
 int command_ab(int argc, char **argv);

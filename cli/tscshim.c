@@ -52,6 +52,9 @@ int main(int argc, char **argv)
 	/* Internal: ab runs it under each variant to learn the shim's decision. */
 	if (strcmp(command, "__ab-decision") == 0)
 		return command_ab_decision(argc - 1, argv + 1);
+	/* Internal: calib --save runs it under the shim to learn the costs it measures. */
+	if (strcmp(command, "__shim-costs") == 0)
+		return command_shim_costs();
 	if (strcmp(command, "options") == 0)
 		return command_options(argc - 1, argv + 1);
 	fprintf(stderr, "tscshim: unknown command '%s' (try tscshim --help)\n", command);

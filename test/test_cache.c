@@ -398,7 +398,7 @@ static void corrupt_other_version(void)
 	body[14] = '1';
 	write_with_checksum(path, body);
 	expect_corrupt_file("another format version");
-	body[14] = '5';
+	body[14] = '6';
 	write_with_checksum(path, body);
 	expect_corrupt_file("another format version");
 	remove_dir();

@@ -1,0 +1,248 @@
+/* tscshim bench --startup: what the shim costs a process that starts, over an empty
+ * preloaded object (the dynamic loader's floor), for each place a verdict can come from,
+ * with TSCSHIM_DISABLE=1, and for a program that never reads a clock against one that
+ * reads one; then how many clock reads pay for one start at this host's measured gain.
+ *
+ * Every case runs once per round, in rotation, so that a change in the machine's load
+ * hits them alike; each figure is the median over rounds of (case - floor) in that round.
+ * Wall time is taken with the clock_gettime system call, which the shim cannot touch; the
+ * children's page faults (wait4's rusage) are exact counts, repeatable on a noisy host. */
+#define _GNU_SOURCE
+#include "bench.h"
+#include "cli.h"
+
+#include "cache.h"
+#include "kernel_clock.h"
+#include "tscshim.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+enum { MAX_ROUNDS = 2000, ENV_MAX = 256 };
+
+struct start_case {
+	const char *name;
+	const char *program;   /* /bin/true: reads no clock; /bin/date: reads one */
+	const char *preload;   /* the floor or the shim */
+	const char *settings[4]; /* TSCSHIM_ settings, NULL-terminated */
+	double wall_us[MAX_ROUNDS];
+	double faults[MAX_ROUNDS];
+	bool skip;
+};
+
+static int compare_doubles(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static double median_of(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof *v, compare_doubles);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* One start: wall time in us and minor faults, or -1 when it could not run or failed. */
+static int run_once(const struct start_case *c, double *wall_us, double *faults)
+{
+	char *env[ENV_MAX];
+	char preload[PATH_MAX + 16];
+	int k = 0;
+	snprintf(preload, sizeof preload, "LD_PRELOAD=%s", c->preload);
+	env[k++] = preload;
+	for (int i = 0; c->settings[i]; i++)
+		env[k++] = (char *)c->settings[i];
+	for (char **e = environ; *e && k < ENV_MAX - 1; e++)
+		if (strncmp(*e, "LD_PRELOAD=", 11) != 0 && strncmp(*e, "TSCSHIM_", 8) != 0)
+			env[k++] = *e;
+	env[k] = NULL;
+	posix_spawn_file_actions_t actions;
+	posix_spawn_file_actions_init(&actions);
+	posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+	char *argv[] = {(char *)c->program, NULL};
+	uint64_t began = kernel_clock_ns(CLOCK_MONOTONIC);
+	pid_t pid;
+	int rc = posix_spawn(&pid, c->program, &actions, NULL, argv, env);
+	posix_spawn_file_actions_destroy(&actions);
+	if (rc != 0)
+		return -1;
+	int status;
+	struct rusage usage;
+	while (wait4(pid, &status, 0, &usage) < 0)
+		if (errno != EINTR)
+			return -1;
+	*wall_us = (kernel_clock_ns(CLOCK_MONOTONIC) - began) / 1e3;
+	*faults = (double)usage.ru_minflt;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
+/* The machine-wide record to measure against: as root, a fresh one written by
+ * `tscshim calib --save` into a directory of our own; else the default one if present. */
+static bool system_record(const char *library, char *path, size_t size, char *dir, size_t dir_size)
+{
+	if (geteuid() != 0) {
+		const char *standard = "/run/tscshim/calibration";
+		snprintf(path, size, "%s", standard);
+		return access(standard, R_OK) == 0;
+	}
+	snprintf(dir, dir_size, "/tmp/tscshim-startup.XXXXXX");
+	if (!mkdtemp(dir) || chmod(dir, 0755) != 0)
+		return false;
+	snprintf(path, size, "%s/record", dir);
+	char self[PATH_MAX];
+	ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+	if (len <= 0)
+		return false;
+	self[len] = '\0';
+	char setting[PATH_MAX + 32], library_setting[PATH_MAX + 32];
+	snprintf(setting, sizeof setting, "TSCSHIM_SYSTEM_RECORD=%s", path);
+	snprintf(library_setting, sizeof library_setting, "TSCSHIM_LIBRARY=%s", library);
+	char *argv[] = {self, "calib", "--save", NULL};
+	char *env[ENV_MAX];
+	int k = 0;
+	env[k++] = setting;
+	env[k++] = library_setting;
+	for (char **e = environ; *e && k < ENV_MAX - 1; e++)
+		if (strncmp(*e, "TSCSHIM_SYSTEM_RECORD=", 22) != 0 && strncmp(*e, "TSCSHIM_LIBRARY=", 16) != 0)
+			env[k++] = *e;
+	env[k] = NULL;
+	posix_spawn_file_actions_t actions;
+	posix_spawn_file_actions_init(&actions);
+	posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+	posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+	pid_t pid;
+	int status = 1;
+	if (posix_spawn(&pid, self, &actions, NULL, argv, env) == 0)
+		waitpid(pid, &status, 0);
+	posix_spawn_file_actions_destroy(&actions);
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+/* The per-call gain, from the record the warm cases use: kernel less counter, in ns. */
+static double gain_ns(const char *cache_path, bool fenced)
+{
+	char buf[CACHE_MAX_SIZE + 1], err[SAFEFILE_PATH_MAX + 160];
+	struct cache_file file;
+	struct safefile_trust mine = {.owner = geteuid(), .max_size = CACHE_MAX_SIZE};
+	if (cache_read(cache_path, &mine, buf, sizeof buf, &file, err, sizeof err) != CACHE_OK || !file.count)
+		return 0;
+	const struct cache_record *r = &file.record[0];
+	return ((double)r->kernel_ps - (double)(fenced ? r->fenced_ps : r->unfenced_ps)) / 1e3;
+}
+
+int bench_startup(const char *library, const char *floor_path, int rounds)
+{
+	if (access(floor_path, R_OK) != 0) {
+		fprintf(stderr, "tscshim bench: --startup: no empty object to preload at %s (give --floor PATH)\n",
+			floor_path);
+		return EXIT_USAGE;
+	}
+	if (rounds > MAX_ROUNDS)
+		rounds = MAX_ROUNDS;
+	char cache_dir[] = "/tmp/tscshim-startup-cache.XXXXXX";
+	if (!mkdtemp(cache_dir)) {
+		fprintf(stderr, "tscshim bench: --startup: %s\n", strerror(errno));
+		return EXIT_USAGE;
+	}
+	char cache[PATH_MAX], cache_setting[PATH_MAX + 16], record[PATH_MAX], record_dir[PATH_MAX] = "";
+	char record_setting[PATH_MAX + 32];
+	snprintf(cache, sizeof cache, "%s/cache", cache_dir);
+	snprintf(cache_setting, sizeof cache_setting, "TSCSHIM_CACHE=%s", cache);
+	bool have_record = system_record(library, record, sizeof record, record_dir, sizeof record_dir);
+	snprintf(record_setting, sizeof record_setting, "TSCSHIM_SYSTEM_RECORD=%s", record);
+
+	static struct start_case cases[] = {
+		{.name = "floor, no clock read", .program = "/bin/true"},
+		{.name = "floor, one clock read", .program = "/bin/date"},
+		{.name = "machine-wide record, no clock read", .program = "/bin/true"},
+		{.name = "machine-wide record, one clock read", .program = "/bin/date"},
+		{.name = "per-user cache, no clock read", .program = "/bin/true"},
+		{.name = "per-user cache, one clock read", .program = "/bin/date"},
+		{.name = "TSCSHIM_DISABLE=1, no clock read", .program = "/bin/true"},
+		{.name = "TSCSHIM_DISABLE=1, one clock read", .program = "/bin/date"},
+	};
+	enum { CASES = sizeof cases / sizeof cases[0] };
+	for (int i = 0; i < CASES; i++)
+		cases[i].preload = i < 2 ? floor_path : library;
+	const char *with_record[] = {record_setting, "TSCSHIM_CACHE=off", NULL};
+	const char *with_cache[] = {"TSCSHIM_SYSTEM_RECORD=off", cache_setting, NULL};
+	const char *disabled[] = {"TSCSHIM_DISABLE=1", NULL};
+	for (int i = 2; i < 4; i++)
+		memcpy(cases[i].settings, with_record, sizeof with_record);
+	for (int i = 4; i < 6; i++)
+		memcpy(cases[i].settings, with_cache, sizeof with_cache);
+	for (int i = 6; i < 8; i++)
+		memcpy(cases[i].settings, disabled, sizeof disabled);
+	cases[2].skip = cases[3].skip = !have_record;
+
+	/* The cache warmed (a cold start writes it), and everything in the page cache. */
+	double w, f;
+	for (int i = 0; i < CASES; i++)
+		if (!cases[i].skip && run_once(&cases[i], &w, &f) != 0) {
+			fprintf(stderr, "tscshim bench: --startup: %s (%s) failed to run\n", cases[i].name,
+				cases[i].program);
+			return EXIT_USAGE;
+		}
+	for (int r = 0; r < rounds; r++)
+		for (int i = 0; i < CASES; i++)
+			if (!cases[i].skip && run_once(&cases[i], &cases[i].wall_us[r], &cases[i].faults[r]) != 0) {
+				fprintf(stderr, "tscshim bench: --startup: %s failed in round %d\n", cases[i].name, r);
+				return EXIT_USAGE;
+			}
+
+	printf("start-up: %d rounds of each case in rotation; own cost = case - the empty object (%s), median\n",
+	       rounds, floor_path);
+	printf("%-40s %12s %14s\n", "case", "own cost us", "page faults");
+	double warm_read_us = 0;
+	for (int i = 2; i < CASES; i++) {
+		if (cases[i].skip) {
+			printf("%-40s %12s %14s\n", cases[i].name, "-", "-");
+			continue;
+		}
+		const struct start_case *floor = &cases[i % 2];
+		double own[MAX_ROUNDS], extra[MAX_ROUNDS];
+		for (int r = 0; r < rounds; r++) {
+			own[r] = cases[i].wall_us[r] - floor->wall_us[r];
+			extra[r] = cases[i].faults[r] - floor->faults[r];
+		}
+		double m = median_of(own, rounds);
+		printf("%-40s %12.1f %+14.0f\n", cases[i].name, m, median_of(extra, rounds));
+		if (i == 5)
+			warm_read_us = m;
+	}
+	if (!have_record)
+		printf("(no machine-wide record: run as root, or `sudo tscshim calib --save` first)\n");
+	double fenced = gain_ns(cache, true), unfenced = gain_ns(cache, false);
+	printf("floor itself: %.1f us per /bin/true, %.1f us per /bin/date (median)\n",
+	       median_of(cases[0].wall_us, rounds), median_of(cases[1].wall_us, rounds));
+	if (fenced > 0)
+		printf("break-even: %.0f clock reads (fenced, %.1f ns gained each) pay for one warm start that reads the clock\n",
+		       warm_read_us * 1e3 / fenced, fenced);
+	else
+		printf("break-even: never fenced: the counter is not cheaper than the kernel's clock here (%.1f ns)\n", fenced);
+	if (unfenced > 0)
+		printf("break-even: %.0f clock reads unfenced (%.1f ns gained each)\n", warm_read_us * 1e3 / unfenced,
+		       unfenced);
+	unlink(cache);
+	char lock[PATH_MAX + 8];
+	snprintf(lock, sizeof lock, "%s.lock", cache);
+	unlink(lock);
+	rmdir(cache_dir);
+	if (record_dir[0]) {
+		unlink(record);
+		rmdir(record_dir);
+	}
+	return 0;
+}

@@ -30,7 +30,7 @@ as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; }
 	run python3 "$ROOT/test/stack-usage.py" 4096
 	echo "$output"
 	[ "$status" -eq 0 ]
-	[[ "$output" == *"load path (host process): "* ]]
+	[[ "$output" == *"shim_load (host process): "* && "$output" == *"clock_gettime (host process): "* ]]
 }
 
 @test "startup: with a 16 KiB stack every start path completes (cold, warm, refused, inconclusive, invalid)" {

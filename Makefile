@@ -166,7 +166,14 @@ bench: all
 	TSCSHIM_SERVE=always $(B)/tscshim bench --library $(CURDIR)/$(B)/libtscshim.so
 	test/bench-startup.sh 50
 
-.PHONY: figures-calib bench
+# Start-up: the shim's own cost per process over an empty preloaded object, and a whole
+# machine's shell workload with the shim in every process (doc/BENEFIT.md).
+bench-startup: all
+	$(B)/tscshim bench --startup --library $(CURDIR)/$(B)/libtscshim.so
+bench-machine: all
+	test/bench-machine.sh 5 300
+
+.PHONY: figures-calib bench bench-startup bench-machine
 
 # The estimator at 1..256 CPUs: the analysis measured, the collection modelled.
 $(B)/test/bench_estimate_scale: test/bench_estimate_scale.c $(B)/libtsccalib.a

@@ -38,6 +38,7 @@
 
 #include "export.h"
 #include "line.h"
+#include "load_page.h"
 #include "real.h"
 #include "test_points.h"
 
@@ -51,20 +52,23 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-static struct plan_config plan_cfg;
-static struct cpu_mask covered; /* the CPUs the verdict compared */
-static bool started; /* a first line was published and not closed (a fork child inherits it) */
-static uint64_t kernel_read_step_ns; /* a kernel read raises the floor by at least this much */
+/* The writer's small state is on the load page (load_page.h): the first read publishes
+ * the first line without a fresh page for it. */
+static struct plan_config plan_cfg ON_LOAD_PAGE;
+static struct cpu_mask covered ON_LOAD_PAGE; /* the CPUs the verdict compared */
+static bool started ON_LOAD_PAGE; /* a first line was published and not closed (a fork child inherits it) */
+static uint64_t kernel_read_step_ns ON_LOAD_PAGE; /* a kernel read raises the floor by at least this much */
 
 /* In memory a fork child keeps: what its parent last published, for continuity. Each
  * only grows. The slot shadow_state names is not free: its superseding writer frees it
  * only after announcing the newer state here. */
-static _Atomic uint64_t shadow_state, shadow_floor;
+static _Atomic uint64_t shadow_state ON_LOAD_PAGE, shadow_floor ON_LOAD_PAGE;
 
-static _Atomic uint64_t resyncs, reanchors, stops, kernel_reads, lost_writes, largest_error_ns;
+static _Atomic uint64_t resyncs ON_LOAD_PAGE, reanchors ON_LOAD_PAGE, stops ON_LOAD_PAGE,
+	kernel_reads ON_LOAD_PAGE, lost_writes ON_LOAD_PAGE, largest_error_ns ON_LOAD_PAGE;
 /* Set when serving stopped because the process may now run on CPUs that the verdict did
  * not cover (its affinity widened after load), for tscshim_status's reason. */
-static _Atomic bool stopped_uncovered;
+static _Atomic bool stopped_uncovered ON_LOAD_PAGE;
 
 #ifdef TSCSHIM_TEST_HOOKS
 SHIM_EXPORT void (*tscshim_test_hook)(int point);

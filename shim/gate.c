@@ -57,15 +57,17 @@ ON_LOAD_PAGE struct gate_result gate_result;
 
 /* ---- step 1, at load: the options ---- */
 
-/* The options as they were at load. Paths are copied: a program may later change its
- * environment or write over the strings (setproctitle does). */
+/* The options as they were at load: the values on the load page (TSCSHIM_DISABLE=1 then
+ * costs no page of its own), the rarer texts in .bss. Paths given in the environment are
+ * copied: a program may later change its environment or write over the strings
+ * (setproctitle does); defaults are the table's own strings. */
 static struct {
 	struct option_values values;
 	bool from_environment;  /* a TSCSHIM_ variable was set: values holds them */
 	const char *invalid;    /* the options' message when one was invalid, else NULL */
-	char message[256];
-	char paths[OPTION_COUNT][OPTION_TEXT_MAX];
-} options;
+} options ON_LOAD_PAGE;
+static char options_message[256];
+static char options_paths[OPTION_COUNT][OPTION_TEXT_MAX];
 
 /* 0 before the constructor ran (options unknown: pass through, do not decide), 1 after. */
 static bool loaded ON_LOAD_PAGE;
@@ -106,18 +108,19 @@ bool gate_load(void)
 		return cold_start(&defaults);
 	}
 	options.from_environment = true;
-	if (options_load(&options.values, lookup_environment, options.message, sizeof options.message) != 0) {
-		options.invalid = options.message;
+	if (options_load(&options.values, lookup_environment, options_message, sizeof options_message) != 0) {
+		options.invalid = options_message;
 		say(options.invalid, "; passing every call to the real clock", NULL);
 		return false;
 	}
 	for (int id = 0; id < OPTION_COUNT; id++) {
 		const char *text = options.values.text[id];
 		size_t len = strlen(text);
-		if (len == 0 || len >= sizeof options.paths[id]) /* the parser bounds paths below */
+		/* The parser bounds paths below the copy's size. */
+		if (!options.values.from_environment[id] || len == 0 || len >= sizeof options_paths[id])
 			continue;
-		memcpy(options.paths[id], text, len + 1);
-		options.values.text[id] = options.paths[id];
+		memcpy(options_paths[id], text, len + 1);
+		options.values.text[id] = options_paths[id];
 	}
 	say_level = (unsigned)options.values.num[OPT_VERBOSE];
 	/* At load, so that stderr is compared with the one the process had then. */

@@ -60,10 +60,12 @@ struct fork_wiped {
 	_Atomic uint32_t claim[LINE_SLOTS]; /* 1: being filled or published; 0: free */
 };
 
+/* Read by every call; a cache line of its own (the load page's writers stay off it). */
 struct clock_config {
-	uint8_t served_index[CLOCK_ID_LIMIT]; /* by clock id: enum served_clock + 1; 0 not served */
+	_Alignas(64) uint8_t served_index[CLOCK_ID_LIMIT]; /* by clock id: served clock + 1; 0 not */
 	bool fenced;
 };
+_Static_assert(sizeof(struct clock_config) == 64, "the configuration fills its cache line, alone");
 
 extern struct line_slot line_slots[LINE_SLOTS];
 extern struct fork_wiped wiped;

@@ -16,9 +16,11 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Too big for the decision's stack, and needed once. */
+/* Too big for the decision's stack, and needed once. The file buffer starts a page, and
+ * the parsed records follow it: a warm decision reads a small file and touches two pages
+ * of this, not four. */
 static struct {
-	char file[CACHE_MAX_SIZE + 1];
+	_Alignas(4096) char file[CACHE_MAX_SIZE + 1];
 	struct cache_file cache;  /* the per-user cache as read (count 0: none usable) */
 	struct cache_file system; /* the machine-wide record as read */
 	char cache_path[SAFEFILE_PATH_MAX];

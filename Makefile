@@ -50,13 +50,13 @@ $(B)/libtsccalib.a: $(CALIB_OBJ)
 $(B)/tscshim: $(CLI_OBJ) $(B)/libtsccalib.a
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) $(CLI_OBJ) $(B)/libtsccalib.a -o $@ $(LDLIBS)
 
-# Rewritten only when the directories change, so that common.o is rebuilt only then.
+# Rewritten only when the directories change, so that util.o (which includes it) is rebuilt only then.
 $(B)/install-dirs.h: FORCE
 	@mkdir -p $(B)
 	@echo '#define LIBDIR_FROM_BINDIR "$(LIBDIR_FROM_BINDIR)"' >$@.new
 	@if cmp -s $@.new $@; then rm -f $@.new; else mv $@.new $@; fi
-$(B)/cli/common.o: $(B)/install-dirs.h
-$(B)/cli/common.o: ALL_CFLAGS += -I$(B)
+$(B)/cli/util.o: $(B)/install-dirs.h
+$(B)/cli/util.o: ALL_CFLAGS += -I$(B)
 
 # The shim exports only what shim/exports.map names; calib is linked in privately. It is
 # installed as $(SONAME); build/libtscshim.so is the same file. Its build-id keys the
@@ -81,7 +81,7 @@ $(B)/test/%: test/%.c test/unit.h $(B)/libtsccalib.a
 	$(CC) $(ALL_CFLAGS) $< $(B)/libtsccalib.a -o $@ $(LDLIBS)
 
 # ab's pure modules, unit-tested without the rest of the command.
-AB_PURE_OBJ := $(B)/cli/ab_stats.o $(B)/cli/ab_variant.o $(B)/cli/ab_metric.o
+AB_PURE_OBJ := $(B)/cli/ab_stats.o $(B)/cli/ab_variant.o $(B)/cli/ab_metric.o $(B)/cli/samples.o
 # The hot path over synthetic lines: shim/line.h with the test's own globals.
 $(B)/test/test_hot_path: test/test_hot_path.c test/unit.h $(wildcard shim/*.h) $(B)/libtsccalib.a
 	@mkdir -p $(dir $@)

@@ -11,6 +11,7 @@
 #define CLI_AB_H
 
 #include "options.h"
+#include "shim_status.h"
 #include "stats_line.h"
 
 #include <regex.h>
@@ -180,12 +181,10 @@ struct ab_machine {
 };
 void ab_machine_read(struct ab_machine *m);
 
-/* The shim's decision under a variant, as `__ab-decision` printed it. */
+/* The shim's decision under a variant, as `__ab-decision` printed it (known: it did). */
 struct ab_decision {
 	bool known;
-	int loaded, active, fenced;
-	unsigned long long rate_millihz;
-	char reason[192];
+	struct shim_status_line shim;
 };
 
 struct ab_config {
@@ -244,9 +243,5 @@ const char *ab_quantity_name(const struct ab_config *c, int q);
 void ab_print_table(FILE *out, const struct ab_config *c, const struct ab_run *runs, const struct ab_summary *s);
 void ab_print_json(FILE *out, const struct ab_config *c, const struct ab_run *runs, const struct ab_summary *s);
 void ab_print_markdown(FILE *out, const struct ab_config *c, const struct ab_summary *s);
-
-/* Prints "shim LOADED ACTIVE FENCED RATE REASON" about the shim in this process: the hidden
- * subcommand ab runs under each variant to learn the shim's decision. */
-int command_ab_decision(int argc, char **argv);
 
 #endif

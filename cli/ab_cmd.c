@@ -14,6 +14,7 @@
 #include "bench.h"
 #include "cli.h"
 #include "plot.h"
+#include "samples.h"
 #include "util.h"
 
 #include <errno.h>
@@ -295,7 +296,7 @@ static void plot(const struct ab_config *c, const struct ab_run *runs)
 		for (long i = 0; i < c->runs * c->variants; i++)
 			if (runs[i].variant == v)
 				x[k++] = runs[i].wall;
-		bench_sort(x, k);
+		samples_sort(x, k);
 		snprintf(path, sizeof path, "%s/%d.dat", dir, v);
 		FILE *d = fopen(path, "w");
 		if (!d) {

@@ -326,15 +326,15 @@ static void print_tsc(FILE *out, const struct ab_config *c, const struct ab_summ
 		fprintf(out, "); %d of %d process(es) served by the TSC\n", t->active, t->lines);
 		const struct ab_decision *d = &c->decision[v];
 		/* The benefit gate's reason starts "pass-through: ..." itself: said once. */
-		bool says_it = strncmp(d->reason, "pass-through", 12) == 0;
+		bool says_it = strncmp(d->shim.reason, "pass-through", 12) == 0;
 		/* The decision comes from a probe process with this variant's settings; the
 		 * command's own processes may load other libraries (or a wrapper may), and
 		 * decide otherwise: the counts above are what happened. */
-		bool differs = d->known && (d->active ? t->active == 0 : t->active > 0);
+		bool differs = d->known && (d->shim.active ? t->active == 0 : t->active > 0);
 		if (d->known)
 			fprintf(out, "%s, the shim's decision in a probe process: %s%s%s%s\n", c->variant[v].name,
-				says_it ? "" : d->active ? "serving from the TSC" : "passing through",
-				says_it ? "" : ": ", d->reason,
+				says_it ? "" : d->shim.active ? "serving from the TSC" : "passing through",
+				says_it ? "" : ": ", d->shim.reason,
 				differs ? " (the command's own processes decided otherwise: see the counts above)" : "");
 	}
 }
@@ -390,9 +390,9 @@ static void json_variant(FILE *out, const struct ab_config *c, const struct ab_r
 	if (!var->shim || !d->known) {
 		fprintf(out, "null");
 	} else {
-		fprintf(out, "{\"served\": %s, \"fenced\": %s, \"rate_hz\": %.3f, \"reason\": ", d->active ? "true" : "false",
-			d->fenced ? "true" : "false", (double)d->rate_millihz / 1000);
-		json_write_string(out, d->reason);
+		fprintf(out, "{\"served\": %s, \"fenced\": %s, \"rate_hz\": %.3f, \"reason\": ", d->shim.active ? "true" : "false",
+			d->shim.fenced ? "true" : "false", (double)d->shim.rate_millihz / 1000);
+		json_write_string(out, d->shim.reason);
 		fputc('}', out);
 	}
 	fprintf(out, ",\n   \"wall_s\": {\"min\": %.6f, \"median\": %.6f, \"max\": %.6f, \"n\": %zu}", s->q[0][v].min,

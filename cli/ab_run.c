@@ -4,8 +4,9 @@
  * commands, the shim's decision under each variant and the machine's description. */
 #define _GNU_SOURCE
 #include "ab.h"
-#include "bench.h"
 #include "util.h"
+
+#include "system.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -32,13 +33,6 @@ void ab_status_text(char *buf, size_t size, const struct ab_run *r)
 		snprintf(buf, size, "signal %d", WTERMSIG(r->status));
 	else
 		snprintf(buf, size, "status %#x", r->status);
-}
-
-static double seconds_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 /* Sums every stats line (stats_line.h) of file: one per process that loaded the shim. */
@@ -267,11 +261,11 @@ int ab_run_once(const struct ab_config *c, int v, int pair, bool warmup, struct 
 	struct ab_child driver;
 	struct rusage ru = {0};
 	bool killed;
-	double t0 = seconds_now();
+	double t0 = cli_seconds_now();
 	int rc = ab_start(&s, &driver);
 	if (rc == 0) {
 		rc = ab_wait(&driver, c->timeout, &ru);
-		r->wall = seconds_now() - t0;
+		r->wall = cli_seconds_now() - t0;
 		if (rc != 0) {
 			r->timed_out = rc == 1;
 			ab_stop(&driver, c->grace, &killed);
@@ -322,29 +316,24 @@ void ab_learn_decisions(struct ab_config *c)
 		if (ab_start(&s, &child) != 0 || ab_wait(&child, 60, NULL) != 0)
 			continue;
 		char *text = slurp(out);
-		struct bench_shim_status st;
-		if (text && bench_parse_status(text, &st) == 0) {
-			struct ab_decision *d = &c->decision[v];
-			d->known = true;
-			d->loaded = st.loaded, d->active = st.active, d->fenced = st.fenced;
-			d->rate_millihz = st.rate_millihz;
-			snprintf(d->reason, sizeof d->reason, "%s", st.reason);
-		}
+		if (text && shim_status_parse(text, &c->decision[v].shim) == 0)
+			c->decision[v].known = true;
 		free(text);
 		unlink(out);
 		unlink(err);
 	}
 }
 
-static void first_line(const char *path, const char *prefix, char *buf, size_t size)
+/* The value of the first "name<tabs>: value" line of /proc/cpuinfo; "" if none. */
+static void cpuinfo_value(const char *name, char *buf, size_t size)
 {
-	FILE *f = fopen(path, "r");
+	FILE *f = fopen("/proc/cpuinfo", "r");
 	char line[512];
 	while (f && fgets(line, sizeof line, f)) {
-		if (prefix && strncmp(line, prefix, strlen(prefix)) != 0)
+		if (strncmp(line, name, strlen(name)) != 0)
 			continue;
-		const char *value = line;
-		if (prefix && (value = strchr(line, ':')) != NULL)
+		const char *value = strchr(line, ':');
+		if (value)
 			value += 1 + strspn(value + 1, " \t");
 		snprintf(buf, size, "%.*s", (int)strcspn(value ? value : "", "\n"), value ? value : "");
 		break;
@@ -356,9 +345,8 @@ static void first_line(const char *path, const char *prefix, char *buf, size_t s
 void ab_machine_read(struct ab_machine *m)
 {
 	memset(m, 0, sizeof *m);
-	first_line("/proc/cpuinfo", "model name", m->cpu, sizeof m->cpu);
-	first_line("/sys/devices/system/clocksource/clocksource0/current_clocksource", NULL, m->clocksource,
-		   sizeof m->clocksource);
+	cpuinfo_value("model name", m->cpu, sizeof m->cpu);
+	read_current_clocksource(m->clocksource, sizeof m->clocksource);
 	struct utsname u;
 	if (uname(&u) == 0)
 		snprintf(m->kernel, sizeof m->kernel, "%s %s", u.sysname, u.release);

@@ -5,8 +5,7 @@
  * group, then SIGKILL after a grace period. */
 #define _GNU_SOURCE
 #include "ab.h"
-#include "bench.h"
-#include "cli.h"
+#include "util.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -42,13 +41,6 @@ void ab_catch_signals(void)
 	/* What a server or command leaves behind when its leader exits comes back to ab,
 	 * which reaps it while stopping the group. */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
-}
-
-static double seconds_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 static int open_to(const char *path, int fd)
@@ -128,13 +120,13 @@ static void reap(struct ab_child *c, struct rusage *ru)
 
 int ab_wait(struct ab_child *c, double timeout, struct rusage *ru)
 {
-	double deadline = timeout >= 0 ? seconds_now() + timeout : 0;
+	double deadline = timeout >= 0 ? cli_seconds_now() + timeout : 0;
 	for (;;) {
 		if (ab_interrupted)
 			return 2;
 		int ms = -1;
 		if (timeout >= 0) {
-			double left = deadline - seconds_now();
+			double left = deadline - cli_seconds_now();
 			ms = left > 0 ? (int)(left * 1000) + 1 : 0;
 		}
 		struct pollfd p = {.fd = c->pidfd, .events = POLLIN};
@@ -143,7 +135,7 @@ int ab_wait(struct ab_child *c, double timeout, struct rusage *ru)
 			reap(c, ru);
 			return 0;
 		}
-		if (n == 0 && timeout >= 0 && seconds_now() >= deadline)
+		if (n == 0 && timeout >= 0 && cli_seconds_now() >= deadline)
 			return 1;
 		if (n < 0 && errno != EINTR)
 			return 1;
@@ -164,7 +156,7 @@ void ab_stop(struct ab_child *c, double grace, bool *killed)
 	if (c->pid <= 0)
 		return;
 	kill(-c->pid, SIGTERM);
-	double deadline = seconds_now() + grace;
+	double deadline = cli_seconds_now() + grace;
 	/* Polled, not waited for: the group may outlive its leader. */
 	for (;;) {
 		if (!c->reaped) {
@@ -174,7 +166,7 @@ void ab_stop(struct ab_child *c, double grace, bool *killed)
 		}
 		if (c->reaped && group_gone(c->pid))
 			break;
-		if (seconds_now() >= deadline) {
+		if (cli_seconds_now() >= deadline) {
 			*killed = true;
 			kill(-c->pid, SIGKILL);
 			if (!c->reaped)
@@ -233,7 +225,7 @@ bool ab_is_ready(const struct ab_ready *r)
 
 int ab_wait_ready(const struct ab_ready *r, struct ab_child *server, char *err, size_t err_size)
 {
-	double deadline = seconds_now() + r->timeout;
+	double deadline = cli_seconds_now() + r->timeout;
 	for (;;) {
 		if (ab_is_ready(r))
 			return 0;
@@ -247,21 +239,10 @@ int ab_wait_ready(const struct ab_ready *r, struct ab_child *server, char *err, 
 				 WIFEXITED(st) ? "exit" : "signal", WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
 			return -1;
 		}
-		if (seconds_now() >= deadline) {
+		if (cli_seconds_now() >= deadline) {
 			snprintf(err, err_size, "the server was not ready (%s%s) after %g s", r->file ? "file " : "",
 				 r->file ? r->file : r->tcp_spec, r->timeout);
 			return -1;
 		}
 	}
-}
-
-int command_ab_decision(int argc, char **argv)
-{
-	(void)argv;
-	if (argc != 1) {
-		fprintf(stderr, "tscshim __ab-decision: internal subcommand, not for direct use\n");
-		return EXIT_USAGE;
-	}
-	bench_write_status(stdout);
-	return 0;
 }

@@ -7,6 +7,7 @@
 #include "floor.h"
 
 #include "counter.h"
+#include "kernel_clock.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -50,7 +51,7 @@ static void run_batches(int variant, int clock, long batches, double *out)
 	} else {
 		switch (variant) {
 		case V_REAL: BATCHES(real_cgt(id, &ts), ts.tv_nsec); break;
-		case V_SYSCALL: BATCHES(syscall(SYS_clock_gettime, id, &ts), ts.tv_nsec); break;
+		case V_SYSCALL: BATCHES(kernel_clock_gettime(id, &ts), ts.tv_nsec); break;
 		case V_SHIM_FENCED:
 		case V_SHIM_UNFENCED: BATCHES(clock_gettime(id, &ts), ts.tv_nsec); break;
 		default: BATCHES(floor_read(&ts, fenced), ts.tv_nsec); break;

@@ -2,6 +2,7 @@
 #include "ab.h"
 #include "cli.h"
 #include "bench.h"
+#include "shim_status.h"
 
 #include "tscshim.h"
 
@@ -51,7 +52,7 @@ int main(int argc, char **argv)
 		return command_bench_worker(argc - 1, argv + 1);
 	/* Internal: ab runs it under each variant to learn the shim's decision. */
 	if (strcmp(command, "__ab-decision") == 0)
-		return command_ab_decision(argc - 1, argv + 1);
+		return command_shim_status(argc - 1, argv + 1);
 	if (strcmp(command, "options") == 0)
 		return command_options(argc - 1, argv + 1);
 	fprintf(stderr, "tscshim: unknown command '%s' (try tscshim --help)\n", command);

@@ -1,9 +1,10 @@
 /* The statistics behind ab's verdict, as pure functions: the median and its
  * distribution-free confidence interval, outliers by median absolute deviation, and the
  * wording of the verdict. */
-#include "ab.h"
+#include "ab_stats.h"
 #include "samples.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,5 +1,4 @@
 /* The `tscshim` command: one program, one subcommand per job. */
-#include "ab.h"
 #include "cli.h"
 #include "bench.h"
 #include "shim_status.h"

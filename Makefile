@@ -198,6 +198,7 @@ test-clock-adjust: all $(B)/test/clock_adjust
 # its own runtime, SyncClock::Resize, once threads re-synchronize the preloaded shim);
 # then test/sanitize.sh runs the unit tests and a short stress run of the preloaded shim
 # under each, and valgrind memcheck on the command. About 25 s here (plus the builds).
+# Without clang's TSan runtime or valgrind, those steps are skipped, naming the packages.
 SAN_CFLAGS_asan := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
 # Warnings are errors in the gcc builds; clang's extra ones (it warns where gcc does not)
 # are shown but must not stop the TSan build.
@@ -209,7 +210,9 @@ san_goals = $(1)/libtsccalib.a $(1)/libtscshim.so $(1)/tscshim $(TEST_SRC:test/%
 sanitize-build:
 	@grep -qx clang build-tsan/.compiler 2>/dev/null || { rm -rf build-tsan; mkdir -p build-tsan; echo clang >build-tsan/.compiler; }
 	$(MAKE) --no-print-directory B=build-asan CFLAGS="$(SAN_CFLAGS_asan)" $(call san_goals,build-asan)
-	$(MAKE) --no-print-directory B=build-tsan CC=clang CFLAGS="$(SAN_CFLAGS_tsan)" $(call san_goals,build-tsan)
+	@if why=$$(bash test/clang-sanitizer.sh thread); then \
+		$(MAKE) --no-print-directory B=build-tsan CC=clang CFLAGS="$(SAN_CFLAGS_tsan)" $(call san_goals,build-tsan); \
+	else echo "sanitize-build: the TSan build is skipped: $$why"; fi
 
 sanitize: all sanitize-build
 	@bash test/sanitize.sh
@@ -231,7 +234,12 @@ $(FZ)/fuzz_%: test/fuzz_%.c $(CALIB_SRC) $(wildcard calib/*.h)
 	@mkdir -p $(FZ)
 	$(FUZZ_CC) $(BASE) $(WARN) $(FUZZ_CFLAGS) $< $(CALIB_SRC) -o $@ -pthread
 
-fuzz: $(FUZZ_BIN)
+# Skipped, with the packages to install, where clang cannot build libFuzzer targets.
+fuzz:
+	@if why=$$(bash test/clang-sanitizer.sh fuzzer,address,undefined $(FUZZ_CC)); then \
+		$(MAKE) --no-print-directory fuzz-run; \
+	else echo "fuzz: skipped: $$why"; fi
+fuzz-run: $(FUZZ_BIN)
 	@bash test/fuzz.sh $(FUZZ_SECONDS) $(FUZZ_BIN)
 
-.PHONY: sanitize sanitize-build soak fuzz
+.PHONY: sanitize sanitize-build soak fuzz fuzz-run

@@ -190,7 +190,7 @@ test-clock-adjust: all $(B)/test/clock_adjust
 	TSCSHIM_SERVE=always LD_PRELOAD=$(CURDIR)/$(B)/libtscshim.so $(B)/test/clock_adjust 3 1000
 .PHONY: test-clock-adjust
 
-# ---- Issue 5: sanitizers, soak and fuzzing. None of these touch build/ (but `all`). ----
+# ---- Sanitizers, soak and fuzzing. None of these touch build/ (but `all`). ----
 
 # `make sanitize`: calib, the unit tests, the shim and the probes rebuilt by this same
 # Makefile into build-asan/ (gcc, AddressSanitizer + UndefinedBehaviorSanitizer, every
@@ -206,7 +206,7 @@ SAN_CFLAGS_tsan := -O1 -g -fsanitize=thread -Wno-error
 san_goals = $(1)/libtsccalib.a $(1)/libtscshim.so $(1)/tscshim $(TEST_SRC:test/%.c=$(1)/test/%) \
 	$(1)/test/probe_stress $(1)/test/probe_clock
 
-# build-tsan/ was once built with gcc: objects of the other compiler are not reused.
+# build-tsan/.compiler names the compiler of the objects there: another one's are not reused.
 sanitize-build:
 	@grep -qx clang build-tsan/.compiler 2>/dev/null || { rm -rf build-tsan; mkdir -p build-tsan; echo clang >build-tsan/.compiler; }
 	$(MAKE) --no-print-directory B=build-asan CFLAGS="$(SAN_CFLAGS_asan)" $(call san_goals,build-asan)

@@ -111,7 +111,12 @@ unit: $(TEST_BIN)
 clean:
 	rm -rf $(B)
 
-.PHONY: all test unit clean FORCE
+# The layers: shim/ on the floors of shim/LAYERS, calib/ below it, cli/ beside it, by the
+# sources' includes and the objects' symbols (test/check-layers.sh).
+lint: all
+	@bash test/check-layers.sh $(B)
+
+.PHONY: all test unit clean lint FORCE
 
 # ---- Install (doc/INSTALL.md) ----
 

@@ -50,13 +50,13 @@ $(B)/libtsccalib.a: $(CALIB_OBJ)
 $(B)/tscshim: $(CLI_OBJ) $(B)/libtsccalib.a
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) $(CLI_OBJ) $(B)/libtsccalib.a -o $@ $(LDLIBS)
 
-# Rewritten only when the directories change, so that common.o is rebuilt only then.
+# Rewritten only when the directories change, so that util.o (which includes it) is rebuilt only then.
 $(B)/install-dirs.h: FORCE
 	@mkdir -p $(B)
 	@echo '#define LIBDIR_FROM_BINDIR "$(LIBDIR_FROM_BINDIR)"' >$@.new
 	@if cmp -s $@.new $@; then rm -f $@.new; else mv $@.new $@; fi
-$(B)/cli/common.o: $(B)/install-dirs.h
-$(B)/cli/common.o: ALL_CFLAGS += -I$(B)
+$(B)/cli/util.o: $(B)/install-dirs.h
+$(B)/cli/util.o: ALL_CFLAGS += -I$(B)
 
 # The shim exports only what shim/exports.map names; calib is linked in privately. It is
 # installed as $(SONAME); build/libtscshim.so is the same file. Its build-id keys the
@@ -81,7 +81,7 @@ $(B)/test/%: test/%.c test/unit.h $(B)/libtsccalib.a
 	$(CC) $(ALL_CFLAGS) $< $(B)/libtsccalib.a -o $@ $(LDLIBS)
 
 # ab's pure modules, unit-tested without the rest of the command.
-AB_PURE_OBJ := $(B)/cli/ab_stats.o $(B)/cli/ab_variant.o $(B)/cli/ab_metric.o
+AB_PURE_OBJ := $(B)/cli/ab_stats.o $(B)/cli/ab_variant.o $(B)/cli/ab_metric.o $(B)/cli/samples.o
 # The hot path over synthetic lines: shim/line.h with the test's own globals.
 $(B)/test/test_hot_path: test/test_hot_path.c test/unit.h $(wildcard shim/*.h) $(B)/libtsccalib.a
 	@mkdir -p $(dir $@)
@@ -111,7 +111,12 @@ unit: $(TEST_BIN)
 clean:
 	rm -rf $(B)
 
-.PHONY: all test unit clean FORCE
+# The layers: shim/ on the floors of shim/LAYERS, calib/ below it, cli/ beside it, by the
+# sources' includes and the objects' symbols (test/check-layers.sh).
+lint: all
+	@bash test/check-layers.sh $(B)
+
+.PHONY: all test unit clean lint FORCE
 
 # ---- Install (doc/INSTALL.md) ----
 
@@ -197,7 +202,7 @@ test-clock-adjust: all $(B)/test/clock_adjust
 	TSCSHIM_SERVE=always LD_PRELOAD=$(CURDIR)/$(B)/libtscshim.so $(B)/test/clock_adjust 3 1000
 .PHONY: test-clock-adjust
 
-# ---- Issue 5: sanitizers, soak and fuzzing. None of these touch build/ (but `all`). ----
+# ---- Sanitizers, soak and fuzzing. None of these touch build/ (but `all`). ----
 
 # `make sanitize`: calib, the unit tests, the shim and the probes rebuilt by this same
 # Makefile into build-asan/ (gcc, AddressSanitizer + UndefinedBehaviorSanitizer, every
@@ -205,6 +210,7 @@ test-clock-adjust: all $(B)/test/clock_adjust
 # its own runtime, SyncClock::Resize, once threads re-synchronize the preloaded shim);
 # then test/sanitize.sh runs the unit tests and a short stress run of the preloaded shim
 # under each, and valgrind memcheck on the command. About 25 s here (plus the builds).
+# Without clang's TSan runtime or valgrind, those steps are skipped, naming the packages.
 SAN_CFLAGS_asan := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
 # Warnings are errors in the gcc builds; clang's extra ones (it warns where gcc does not)
 # are shown but must not stop the TSan build.
@@ -212,11 +218,13 @@ SAN_CFLAGS_tsan := -O1 -g -fsanitize=thread -Wno-error
 san_goals = $(1)/libtsccalib.a $(1)/libtscshim.so $(1)/tscshim $(TEST_SRC:test/%.c=$(1)/test/%) \
 	$(1)/test/probe_stress $(1)/test/probe_clock
 
-# build-tsan/ was once built with gcc: objects of the other compiler are not reused.
+# build-tsan/.compiler names the compiler of the objects there: another one's are not reused.
 sanitize-build:
 	@grep -qx clang build-tsan/.compiler 2>/dev/null || { rm -rf build-tsan; mkdir -p build-tsan; echo clang >build-tsan/.compiler; }
 	$(MAKE) --no-print-directory B=build-asan CFLAGS="$(SAN_CFLAGS_asan)" $(call san_goals,build-asan)
-	$(MAKE) --no-print-directory B=build-tsan CC=clang CFLAGS="$(SAN_CFLAGS_tsan)" $(call san_goals,build-tsan)
+	@if why=$$(bash test/clang-sanitizer.sh thread); then \
+		$(MAKE) --no-print-directory B=build-tsan CC=clang CFLAGS="$(SAN_CFLAGS_tsan)" $(call san_goals,build-tsan); \
+	else echo "sanitize-build: the TSan build is skipped: $$why"; fi
 
 sanitize: all sanitize-build
 	@bash test/sanitize.sh
@@ -238,10 +246,15 @@ $(FZ)/fuzz_%: test/fuzz_%.c $(CALIB_SRC) $(wildcard calib/*.h)
 	@mkdir -p $(FZ)
 	$(FUZZ_CC) $(BASE) $(WARN) $(FUZZ_CFLAGS) $< $(CALIB_SRC) -o $@ -pthread
 
-fuzz: $(FUZZ_BIN)
+# Skipped, with the packages to install, where clang cannot build libFuzzer targets.
+fuzz:
+	@if why=$$(bash test/clang-sanitizer.sh fuzzer,address,undefined $(FUZZ_CC)); then \
+		$(MAKE) --no-print-directory fuzz-run; \
+	else echo "fuzz: skipped: $$why"; fi
+fuzz-run: $(FUZZ_BIN)
 	@bash test/fuzz.sh $(FUZZ_SECONDS) $(FUZZ_BIN)
 
-.PHONY: sanitize sanitize-build soak fuzz
+.PHONY: sanitize sanitize-build soak fuzz fuzz-run
 
 # The empty object `tscshim bench --startup` preloads as the dynamic loader's floor.
 $(B)/libtscshim-floor.so: test/floor_object.c

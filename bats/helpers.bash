@@ -5,6 +5,12 @@ SHIM="$ROOT/build/libtscshim.so"
 # Short calibrations keep the suite fast; the figures are not what these tests check.
 QUICK=(--calibrate-us 20000)
 
+# A tool that only some tests need (README: the tests need bats, jq and python3): the test
+# is skipped where it is missing, naming the Debian package that installs it.
+require_command() { # COMMAND PACKAGE
+	command -v "$1" >/dev/null || skip "$1 is not installed (apt-get install $2)"
+}
+
 # The shim must serve where the estimator says the machine is reliable; elsewhere the
 # serving tests have nothing to check and say so.
 require_reliable() {

@@ -83,6 +83,7 @@ assert worst <= 1000, worst
 }
 
 @test "shim: perl Time::HiRes clock_gettime and time are served" {
+	perl -MTime::HiRes -e 1 2>/dev/null || skip "perl with Time::HiRes is not installed (apt-get install perl)"
 	require_reliable
 	stats="$BATS_TEST_TMPDIR/stats"
 	TSCSHIM_STATS="$stats" LD_PRELOAD="$SHIM" run perl -MTime::HiRes=clock_gettime,CLOCK_MONOTONIC,time -e '
@@ -95,7 +96,7 @@ die "backwards" if $b < $a; print "ok\n";'
 
 @test "shim: a C++ std::chrono::steady_clock program is served" {
 	require_reliable
-	command -v g++ >/dev/null || skip "no g++"
+	require_command g++ g++
 	src="$BATS_TEST_TMPDIR/steady.cc"
 	cat >"$src" <<'CC'
 #include <chrono>

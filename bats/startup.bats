@@ -2,7 +2,7 @@
 # Start-up: the machine-wide record, a cache for several CPU sets, remembered inconclusive
 # estimates, and cold starts that stay harmless on small stacks, under seccomp filters and
 # beside real-time hogs. Timings are not asserted (the machine is shared): the figures are
-# in doc/EVIDENCE-STARTUP.md.
+# in doc/evidence/EVIDENCE-STARTUP.md.
 bats_require_minimum_version 1.5.0
 load helpers
 

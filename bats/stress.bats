@@ -92,7 +92,7 @@ served_and_resynced() {
 }
 
 @test "stress: C++ condition_variable::wait_until(steady_clock) wakes on time" {
-	command -v g++ >/dev/null || skip "no g++"
+	require_command g++ g++
 	src="$BATS_TEST_TMPDIR/wait.cc"
 	cat >"$src" <<'CC'
 #include <chrono>

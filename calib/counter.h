@@ -22,7 +22,8 @@ static inline uint64_t counter_read_unfenced(void)
 /* Ordered after every earlier load and instruction (the kernel's rdtsc_ordered()).
  * lfence rather than rdtscp: lfence is dispatch-serializing on AMD under Linux and on
  * Intel, every x86-64 CPU has it (some KVM guests lack rdtscp), and where rdtscp exists
- * it measured no cheaper (AMD EPYC guest: 28.85 against 28.48 ns, doc/EVIDENCE.md).
+ * it measured no cheaper (AMD EPYC guest: 28.85 against 28.48 ns,
+ * doc/evidence/EVIDENCE.md).
  * mfence and lock-prefixed instructions do not hold rdtsc back on AMD. */
 static inline uint64_t counter_read_ordered(void)
 {

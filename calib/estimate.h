@@ -72,7 +72,7 @@ int estimate_analyze(const struct probe *seq, size_t n, uint32_t cpus,
 /* Collection over a set of CPUs, one pinned thread each, all contending for one
  * sequence number. The total number of probes in an attempt is capped so that the
  * collection's time does not grow with the CPU count beyond what the statistics need
- * (see doc/EVIDENCE-STARTUP.md for the model): ESTIMATE_TOTAL_PROBES_MAX, or
+ * (see doc/evidence/EVIDENCE-STARTUP.md for the model): ESTIMATE_TOTAL_PROBES_MAX, or
  * ESTIMATE_MIN_PROBES_PER_CPU per CPU where that is more. */
 #define ESTIMATE_TOTAL_PROBES_MAX 32768u
 #define ESTIMATE_MIN_PROBES_PER_CPU 64u

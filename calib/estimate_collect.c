@@ -4,7 +4,7 @@
  * Cost: memory is 16 bytes per probe plus a few words per CPU; time grows with the total
  * probe count (capped: estimate_total_probes), since every probe is a CAS on one cache
  * line, plus one thread start per CPU. The analysis is linear. Figures and the model for
- * large machines: doc/EVIDENCE-STARTUP.md.
+ * large machines: doc/evidence/EVIDENCE-STARTUP.md.
  *
  * A busy machine: a worker whose siblings are not running would fill the sequence alone
  * (no interleaving, an inconclusive attempt) and spin out its time slice waiting for them.

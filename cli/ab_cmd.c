@@ -8,20 +8,33 @@
  * calls the TSC actually served: a variant that served none measured nothing. With
  * --server, the server runs under the variant and CMD drives it without the shim. Exit
  * status: 0 if every run succeeded, 1 if any failed (each run's status is in the report) or
- * ab had to stop, 2 for a usage or setup error (nothing run), 128+N when stopped by signal N. */
+ * ab had to stop, 2 for a usage or setup error (nothing run), 128+N when stopped by signal N.
+ *
+ * Its modules, each with a header of its own:
+ *   ab_variant   --variant parsing and validation against the options table   (pure)
+ *   ab_metric    --metric parsing and extraction with POSIX regular expressions (pure)
+ *   ab_stats     medians, MAD outliers, the median's confidence interval, verdicts (pure)
+ *   ab_process   processes: start with a variant's environment, wait, stop
+ *   ab_server    --server: readiness, start and stop around a run
+ *   ab_tsc       the TSCSHIM_STATS lines of a run, summed
+ *   ab_run       one run, the setup and cleanup commands, the shim's decision, the machine
+ *   ab_summary   the statistics over all runs (ab_config.h: what the runs are asked to do)
+ *   ab_report    the table, the JSON, the Markdown, the warnings and the plot
+ *   ab_cmd       options and the run loop (this file) */
 #define _GNU_SOURCE
-#include "ab.h"
-#include "bench.h"
+#include "ab_config.h"
+#include "ab_process.h"
+#include "ab_report.h"
+#include "ab_run.h"
+#include "ab_summary.h"
 #include "cli.h"
 #include "plot.h"
 #include "util.h"
 
 #include <errno.h>
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 extern char **environ;
 
@@ -280,78 +293,6 @@ static int run_all(const struct ab_config *c, struct ab_run *runs, int *warmup_f
 	return 0;
 }
 
-static void plot(const struct ab_config *c, const struct ab_run *runs)
-{
-	char dir[PATH_MAX];
-	if (plot_tempdir(dir, sizeof dir) != 0) {
-		fprintf(stderr, "tscshim ab: cannot create a temporary directory for the plot\n");
-		return;
-	}
-	char path[PATH_MAX + 64];
-	bool ok = true;
-	for (int v = 0; v < c->variants; v++) {
-		double x[c->runs];
-		size_t k = 0;
-		for (long i = 0; i < c->runs * c->variants; i++)
-			if (runs[i].variant == v)
-				x[k++] = runs[i].wall;
-		bench_sort(x, k);
-		snprintf(path, sizeof path, "%s/%d.dat", dir, v);
-		FILE *d = fopen(path, "w");
-		if (!d) {
-			ok = false;
-			continue;
-		}
-		for (size_t i = 0; i < k; i++)
-			fprintf(d, "%.6f %.6f\n", x[i], (double)(i + 1) / (double)k);
-		fclose(d);
-	}
-	snprintf(path, sizeof path, "%s/plot.gp", dir);
-	FILE *s = fopen(path, "w");
-	if (s && ok) {
-		plot_header(s, c->terminal, c->plot_file, "tscshim ab: wall time CDF of each variant");
-		fprintf(s, "set xlabel 'wall s'\nset ylabel 'fraction of runs'\nplot ");
-		for (int v = 0; v < c->variants; v++)
-			fprintf(s, "%s'%s/%d.dat' using 1:2 with steps title '%s%s'", v ? ", " : "", dir, v,
-				c->variant[v].name, c->variant[v].shim ? "" : " (without the shim)");
-		fputc('\n', s);
-	}
-	if (s)
-		fclose(s);
-	if (s && ok && plot_run("ab", dir, "plot.gp") == 0)
-		fprintf(stderr, "tscshim ab: plot written to %s\n", c->plot_file);
-	plot_cleanup(dir);
-}
-
-/* The lines on stderr that must not be missed. */
-static void warnings(const struct ab_config *c, const struct ab_run *runs, const struct ab_summary *s,
-		     int warmup_failed)
-{
-	if (warmup_failed)
-		fprintf(stderr, "tscshim ab: %d warmup run(s) of the command failed\n", warmup_failed);
-	for (int q = 0; q < s->quantities; q++)
-		for (int v = 0; v < c->variants; v++) {
-			if (!s->outliers[q][v])
-				continue;
-			fprintf(stderr, "tscshim ab: outlier(s) in %s, %s: ", q ? ab_quantity_name(c, q) : "wall time",
-				c->variant[v].name);
-			int shown = 0;
-			for (long i = 0; i < c->runs * c->variants; i++)
-				if (runs[i].variant == v && s->outlier[q][i])
-					fprintf(stderr, "%s%d", shown++ ? ", " : "run ", runs[i].pair);
-			fprintf(stderr, " (beyond 3 MADs of the median %.6g); %s\n", s->q[q][v].median,
-				c->drop_outliers ? "dropped from the statistics" : "kept (--drop-outliers drops them)");
-		}
-	for (int v = 0; v < c->variants; v++) {
-		const struct ab_tsc *t = c->server ? &s->server_tsc[v] : &s->tsc[v];
-		if (c->variant[v].shim && ab_tsc_served(t) == 0)
-			fprintf(stderr,
-				"tscshim ab: WARNING: THE TSC SERVED NO CLOCK CALL IN ANY %s RUN (%d process(es) reported "
-				"stats): %s measured the real clock, not the shim\n",
-				c->variant[v].name, t->lines, c->variant[v].name);
-	}
-}
-
 static int report(const struct ab_config *c, const struct ab_run *runs, FILE *json_file, FILE *markdown_file,
 		  int warmup_failed)
 {
@@ -369,9 +310,9 @@ static int report(const struct ab_config *c, const struct ab_run *runs, FILE *js
 		ab_print_json(json_file, c, runs, &s);
 	if (markdown_file)
 		ab_print_markdown(markdown_file, c, &s);
-	warnings(c, runs, &s, warmup_failed);
+	ab_print_warnings(c, runs, &s, warmup_failed);
 	if (c->plot_file && plot_available("ab"))
-		plot(c, runs);
+		ab_plot(c, runs);
 	int failed = s.failed;
 	ab_summary_free(&s);
 	return failed;

@@ -2,10 +2,11 @@
  * per second, a latency), read from each run's output with a POSIX extended regular
  * expression whose first group is the number. Lower is better unless :higher, as for time. */
 #define _GNU_SOURCE
-#include "ab.h"
+#include "ab_metric.h"
 
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,7 +21,7 @@ int ab_metric_parse(const char *spec, struct ab_metric *out, char *err, size_t e
 	memset(out, 0, sizeof *out);
 	const char *colon = strchr(spec, ':');
 	size_t name_len = colon ? (size_t)(colon - spec) : 0;
-	bool name_ok = name_len > 0 && name_len < AB_NAME_MAX;
+	bool name_ok = name_len > 0 && name_len < AB_METRIC_NAME_MAX;
 	for (size_t i = 0; name_ok && i < name_len; i++)
 		name_ok = strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-", spec[i]) != NULL;
 	if (!name_ok) {

@@ -1,158 +1,17 @@
 /* What `tscshim ab` reports: the per-variant summaries, the ratios to the first variant
  * with their verdicts, the outliers, the TSC's share; as a table, JSON or Markdown. */
 #define _GNU_SOURCE
-#include "ab.h"
-#include "bench.h"
+#include "ab_report.h"
+#include "plot.h"
+#include "samples.h"
 
 #include "report.h"
 
 #include "tscshim.h"
 
-#include <stdlib.h>
+#include <limits.h>
 #include <string.h>
 #include <sys/wait.h>
-
-const char *ab_quantity_name(const struct ab_config *c, int q)
-{
-	return q == 0 ? "wall" : c->metric[q - 1].name;
-}
-
-static bool higher_is_better(const struct ab_config *c, int q)
-{
-	return q > 0 && c->metric[q - 1].higher_is_better;
-}
-
-static bool value_of(const struct ab_run *r, int q, double *out)
-{
-	if (q == 0) {
-		*out = r->wall;
-		return true;
-	}
-	*out = r->metric[q - 1];
-	return r->has_metric[q - 1];
-}
-
-static long run_count(const struct ab_config *c)
-{
-	return c->runs * c->variants;
-}
-
-/* min, median, max of what is kept. */
-static void describe(const double *v, size_t n, double *min, double *median, double *max)
-{
-	*median = ab_median(v, n);
-	*min = *max = n ? v[0] : 0;
-	for (size_t i = 0; i < n; i++) {
-		*min = v[i] < *min ? v[i] : *min;
-		*max = v[i] > *max ? v[i] : *max;
-	}
-}
-
-static void flag_outliers(const struct ab_config *c, const struct ab_run *runs, int q, struct ab_summary *s,
-			  double *v, long *index, bool *flag)
-{
-	for (int var = 0; var < c->variants; var++) {
-		size_t n = 0;
-		for (long i = 0; i < run_count(c); i++)
-			if (runs[i].variant == var && value_of(&runs[i], q, &v[n]))
-				index[n++] = i;
-		s->outliers[q][var] = ab_outliers(v, n, flag);
-		for (size_t k = 0; k < n; k++)
-			s->outlier[q][index[k]] = flag[k];
-	}
-}
-
-static bool dropped(const struct ab_config *c, const struct ab_summary *s, int q, long i)
-{
-	return c->drop_outliers && s->outlier[q][i];
-}
-
-static void summarize_quantity(const struct ab_config *c, const struct ab_run *runs, int q, struct ab_summary *s,
-			       double *v)
-{
-	long V = c->variants;
-	for (int var = 0; var < V; var++) {
-		size_t n = 0;
-		for (long i = 0; i < run_count(c); i++)
-			if (runs[i].variant == var && !dropped(c, s, q, i) && value_of(&runs[i], q, &v[n]))
-				n++;
-		s->q[q][var].n = n;
-		describe(v, n, &s->q[q][var].min, &s->q[q][var].median, &s->q[q][var].max);
-		if (var == 0)
-			continue;
-		/* Pair by pair: the runs of one round are neighbours in time. */
-		n = 0;
-		for (long p = 0; p < c->runs; p++) {
-			long b = p * V, r = p * V + var;
-			double base, x;
-			if (value_of(&runs[b], q, &base) && value_of(&runs[r], q, &x) && base > 0 && !dropped(c, s, q, b) &&
-			    !dropped(c, s, q, r))
-				v[n++] = x / base;
-		}
-		s->ratio[q][var] = ab_median_interval(v, n);
-		s->outcome[q][var] = ab_verdict(&s->ratio[q][var], higher_is_better(c, q), q == 0, c->variant[var].name,
-						c->variant[0].name, s->verdict[q][var], sizeof s->verdict[q][var]);
-	}
-}
-
-int ab_summarize(const struct ab_config *c, const struct ab_run *runs, struct ab_summary *s)
-{
-	memset(s, 0, sizeof *s);
-	s->quantities = 1 + c->metrics;
-	long n = run_count(c);
-	double *v = malloc((size_t)n * sizeof *v);
-	long *index = malloc((size_t)n * sizeof *index);
-	bool *flag = malloc((size_t)n * sizeof *flag);
-	int rc = v && index && flag ? 0 : -1;
-	for (int q = 0; q < s->quantities && rc == 0; q++) {
-		if (!(s->outlier[q] = calloc((size_t)n, sizeof *s->outlier[q]))) {
-			rc = -1;
-			break;
-		}
-		flag_outliers(c, runs, q, s, v, index, flag);
-		summarize_quantity(c, runs, q, s, v);
-	}
-	for (int var = 0; var < c->variants && rc == 0; var++) {
-		size_t k = 0;
-		for (long i = 0; i < n; i++)
-			if (runs[i].variant == var && !dropped(c, s, 0, i))
-				v[k++] = runs[i].user;
-		describe(v, k, &s->user[var].min, &s->user[var].median, &s->user[var].max);
-		s->user[var].n = k;
-		k = 0;
-		for (long i = 0; i < n; i++)
-			if (runs[i].variant == var && !dropped(c, s, 0, i))
-				v[k++] = runs[i].sys;
-		describe(v, k, &s->sys[var].min, &s->sys[var].median, &s->sys[var].max);
-		s->sys[var].n = k;
-	}
-	for (long i = 0; i < n && rc == 0; i++) {
-		const struct ab_run *r = &runs[i];
-		s->failed += !ab_run_ok(r);
-		struct ab_tsc *sum[2] = {&s->tsc[r->variant], &s->server_tsc[r->variant]};
-		const struct ab_tsc *add[2] = {&r->tsc, &r->server_tsc};
-		for (int w = 0; w < 2; w++) {
-			sum[w]->lines += add[w]->lines, sum[w]->active += add[w]->active;
-			for (int k = 0; k < AB_CLOCKS; k++)
-				sum[w]->served[k] += add[w]->served[k], sum[w]->total[k] += add[w]->total[k];
-		}
-	}
-	free(v), free(index), free(flag);
-	return rc;
-}
-
-void ab_summary_free(struct ab_summary *s)
-{
-	for (int q = 0; q < AB_QUANTITIES; q++)
-		free(s->outlier[q]);
-}
-
-/* The TSC counts that tell whether a variant measured the shim: the server's when there
- * is one (the driver runs without the shim), else the command's. */
-static const struct ab_tsc *measured_tsc(const struct ab_config *c, const struct ab_summary *s, int v)
-{
-	return c->server ? &s->server_tsc[v] : &s->tsc[v];
-}
 
 /* ---- table ---- */
 
@@ -203,7 +62,7 @@ static void print_outlier_runs(FILE *out, const struct ab_config *c, const struc
 			       const struct ab_summary *s, int q, int v)
 {
 	int shown = 0;
-	for (long i = 0; i < run_count(c); i++)
+	for (long i = 0; i < ab_run_count(c); i++)
 		if (runs[i].variant == v && s->outlier[q][i])
 			fprintf(out, "%s%d", shown++ ? ", " : "run ", runs[i].pair);
 }
@@ -265,7 +124,7 @@ static void print_summary(FILE *out, const struct ab_config *c, const struct ab_
 		if (q == 0) {
 			for (int k = 0; k < 2; k++)
 				for (int v = 0; v < c->variants; v++) {
-					const __typeof__(s->user[0]) *t = k ? &s->sys[v] : &s->user[v];
+					const struct ab_spread *t = k ? &s->sys[v] : &s->user[v];
 					print_row(out, v ? "" : k ? "sys s" : "user s", c->variant[v].name, t->min, t->median, t->max,
 						  true);
 					fputc('\n', out);
@@ -278,7 +137,7 @@ static void print_summary(FILE *out, const struct ab_config *c, const struct ab_
 			fprintf(out, "%s/%s %s, pair by pair: median %.4f  p10 %.4f  p90 %.4f  (%zu pairs)", c->variant[v].name,
 				c->variant[0].name, ab_quantity_name(c, q), r->median, r->p10, r->p90, r->n);
 			if (q > 0)
-				fprintf(out, "  (%s is better)", higher_is_better(c, q) ? "higher" : "lower");
+				fprintf(out, "  (%s is better)", ab_higher_is_better(c, q) ? "higher" : "lower");
 			fprintf(out, "\n  %s: %s\n", q == 0 ? "wall time" : ab_quantity_name(c, q), s->verdict[q][v]);
 		}
 }
@@ -290,7 +149,7 @@ static void print_runs(FILE *out, const struct ab_config *c, const struct ab_run
 		fprintf(out, " %12s", c->metric[m].name);
 	fprintf(out, " %-10s %s\n", "status",
 		c->server ? "server: TSC served/total clock calls" : "TSC served/total clock calls");
-	for (long i = 0; i < run_count(c); i++) {
+	for (long i = 0; i < ab_run_count(c); i++) {
 		const struct ab_run *r = &runs[i];
 		char st[32];
 		ab_status_text(st, sizeof st, r);
@@ -318,7 +177,7 @@ static void print_tsc(FILE *out, const struct ab_config *c, const struct ab_summ
 	for (int v = 0; v < c->variants; v++) {
 		if (!c->variant[v].shim)
 			continue;
-		const struct ab_tsc *t = measured_tsc(c, s, v);
+		const struct ab_tsc *t = ab_measured_tsc(c, s, v);
 		fprintf(out, "%s, all runs%s: TSC served %llu of %llu clock calls (", c->variant[v].name,
 			c->server ? " (server)" : "", ab_tsc_served(t), ab_tsc_total(t));
 		for (int k = 0; k < AB_CLOCKS; k++)
@@ -326,15 +185,15 @@ static void print_tsc(FILE *out, const struct ab_config *c, const struct ab_summ
 		fprintf(out, "); %d of %d process(es) served by the TSC\n", t->active, t->lines);
 		const struct ab_decision *d = &c->decision[v];
 		/* The benefit gate's reason starts "pass-through: ..." itself: said once. */
-		bool says_it = strncmp(d->reason, "pass-through", 12) == 0;
+		bool says_it = strncmp(d->shim.reason, "pass-through", 12) == 0;
 		/* The decision comes from a probe process with this variant's settings; the
 		 * command's own processes may load other libraries (or a wrapper may), and
 		 * decide otherwise: the counts above are what happened. */
-		bool differs = d->known && (d->active ? t->active == 0 : t->active > 0);
+		bool differs = d->known && (d->shim.active ? t->active == 0 : t->active > 0);
 		if (d->known)
 			fprintf(out, "%s, the shim's decision in a probe process: %s%s%s%s\n", c->variant[v].name,
-				says_it ? "" : d->active ? "serving from the TSC" : "passing through",
-				says_it ? "" : ": ", d->reason,
+				says_it ? "" : d->shim.active ? "serving from the TSC" : "passing through",
+				says_it ? "" : ": ", d->shim.reason,
 				differs ? " (the command's own processes decided otherwise: see the counts above)" : "");
 	}
 }
@@ -346,7 +205,7 @@ void ab_print_table(FILE *out, const struct ab_config *c, const struct ab_run *r
 	print_runs(out, c, runs);
 	print_tsc(out, c, s);
 	if (s->failed)
-		fprintf(out, "FAILED: %d of %ld runs failed (see status above)\n", s->failed, run_count(c));
+		fprintf(out, "FAILED: %d of %ld runs failed (see status above)\n", s->failed, ab_run_count(c));
 }
 
 /* ---- JSON ---- */
@@ -390,9 +249,9 @@ static void json_variant(FILE *out, const struct ab_config *c, const struct ab_r
 	if (!var->shim || !d->known) {
 		fprintf(out, "null");
 	} else {
-		fprintf(out, "{\"served\": %s, \"fenced\": %s, \"rate_hz\": %.3f, \"reason\": ", d->active ? "true" : "false",
-			d->fenced ? "true" : "false", (double)d->rate_millihz / 1000);
-		json_write_string(out, d->reason);
+		fprintf(out, "{\"served\": %s, \"fenced\": %s, \"rate_hz\": %.3f, \"reason\": ", d->shim.active ? "true" : "false",
+			d->shim.fenced ? "true" : "false", (double)d->shim.rate_millihz / 1000);
+		json_write_string(out, d->shim.reason);
 		fputc('}', out);
 	}
 	fprintf(out, ",\n   \"wall_s\": {\"min\": %.6f, \"median\": %.6f, \"max\": %.6f, \"n\": %zu}", s->q[0][v].min,
@@ -414,7 +273,7 @@ static void json_variant(FILE *out, const struct ab_config *c, const struct ab_r
 	for (int q = 0; q < s->quantities; q++) {
 		fprintf(out, "%s\"%s\": [", q ? ", " : "", ab_quantity_name(c, q));
 		int shown_runs = 0;
-		for (long i = 0; i < run_count(c); i++)
+		for (long i = 0; i < ab_run_count(c); i++)
 			if (runs[i].variant == v && s->outlier[q][i])
 				fprintf(out, "%s%d", shown_runs++ ? ", " : "", runs[i].pair);
 		fputc(']', out);
@@ -440,7 +299,7 @@ static void json_comparisons(FILE *out, const struct ab_config *c, const struct 
 			json_write_string(out, c->variant[0].name);
 			fprintf(out, ", \"better\": \"%s\", \"pairs\": %zu, \"ratio\": {\"median\": %.6f, \"p10\": %.6f, "
 				     "\"p90\": %.6f, ",
-				higher_is_better(c, q) ? "higher" : "lower", r->n, r->median, r->p10, r->p90);
+				ab_higher_is_better(c, q) ? "higher" : "lower", r->n, r->median, r->p10, r->p90);
 			if (r->has_interval)
 				fprintf(out, "\"low\": %.6f, \"high\": %.6f, \"coverage\": %.4f}", r->low, r->high, r->coverage);
 			else
@@ -532,9 +391,9 @@ void ab_print_json(FILE *out, const struct ab_config *c, const struct ab_run *ru
 	fprintf(out, " ],\n \"comparisons\": [");
 	json_comparisons(out, c, s);
 	fprintf(out, "\n ],\n \"failed\": %d,\n \"detail\": [\n", s->failed);
-	for (long i = 0; i < run_count(c); i++) {
+	for (long i = 0; i < ab_run_count(c); i++) {
 		json_run(out, c, &runs[i]);
-		fprintf(out, "%s\n", i + 1 < run_count(c) ? "," : "");
+		fprintf(out, "%s\n", i + 1 < ab_run_count(c) ? "," : "");
 	}
 	fprintf(out, " ]}\n");
 }
@@ -557,7 +416,7 @@ void ab_print_markdown(FILE *out, const struct ab_config *c, const struct ab_sum
 		fprintf(out, " | %.6f (%.6f-%.6f) |", s->q[0][v].median, s->q[0][v].min, s->q[0][v].max);
 		for (int q = 1; q < s->quantities; q++)
 			fprintf(out, " %.6g |", s->q[q][v].median);
-		const struct ab_tsc *t = measured_tsc(c, s, v);
+		const struct ab_tsc *t = ab_measured_tsc(c, s, v);
 		if (c->variant[v].shim)
 			fprintf(out, " %llu / %llu |\n", ab_tsc_served(t), ab_tsc_total(t));
 		else
@@ -575,4 +434,76 @@ void ab_print_markdown(FILE *out, const struct ab_config *c, const struct ab_sum
 				fprintf(out, "-");
 			fprintf(out, " | %s |\n", s->verdict[q][v]);
 		}
+}
+
+/* ---- stderr ---- */
+
+void ab_print_warnings(const struct ab_config *c, const struct ab_run *runs, const struct ab_summary *s,
+		       int warmup_failed)
+{
+	if (warmup_failed)
+		fprintf(stderr, "tscshim ab: %d warmup run(s) of the command failed\n", warmup_failed);
+	for (int q = 0; q < s->quantities; q++)
+		for (int v = 0; v < c->variants; v++) {
+			if (!s->outliers[q][v])
+				continue;
+			fprintf(stderr, "tscshim ab: outlier(s) in %s, %s: ", q ? ab_quantity_name(c, q) : "wall time",
+				c->variant[v].name);
+			print_outlier_runs(stderr, c, runs, s, q, v);
+			fprintf(stderr, " (beyond 3 MADs of the median %.6g); %s\n", s->q[q][v].median,
+				c->drop_outliers ? "dropped from the statistics" : "kept (--drop-outliers drops them)");
+		}
+	for (int v = 0; v < c->variants; v++) {
+		const struct ab_tsc *t = ab_measured_tsc(c, s, v);
+		if (c->variant[v].shim && ab_tsc_served(t) == 0)
+			fprintf(stderr,
+				"tscshim ab: WARNING: THE TSC SERVED NO CLOCK CALL IN ANY %s RUN (%d process(es) reported "
+				"stats): %s measured the real clock, not the shim\n",
+				c->variant[v].name, t->lines, c->variant[v].name);
+	}
+}
+
+/* ---- plot ---- */
+
+void ab_plot(const struct ab_config *c, const struct ab_run *runs)
+{
+	char dir[PATH_MAX];
+	if (plot_tempdir(dir, sizeof dir) != 0) {
+		fprintf(stderr, "tscshim ab: cannot create a temporary directory for the plot\n");
+		return;
+	}
+	char path[PATH_MAX + 64];
+	bool ok = true;
+	for (int v = 0; v < c->variants; v++) {
+		double x[c->runs];
+		size_t k = 0;
+		for (long i = 0; i < c->runs * c->variants; i++)
+			if (runs[i].variant == v)
+				x[k++] = runs[i].wall;
+		samples_sort(x, k);
+		snprintf(path, sizeof path, "%s/%d.dat", dir, v);
+		FILE *d = fopen(path, "w");
+		if (!d) {
+			ok = false;
+			continue;
+		}
+		for (size_t i = 0; i < k; i++)
+			fprintf(d, "%.6f %.6f\n", x[i], (double)(i + 1) / (double)k);
+		fclose(d);
+	}
+	snprintf(path, sizeof path, "%s/plot.gp", dir);
+	FILE *s = fopen(path, "w");
+	if (s && ok) {
+		plot_header(s, c->terminal, c->plot_file, "tscshim ab: wall time CDF of each variant");
+		fprintf(s, "set xlabel 'wall s'\nset ylabel 'fraction of runs'\nplot ");
+		for (int v = 0; v < c->variants; v++)
+			fprintf(s, "%s'%s/%d.dat' using 1:2 with steps title '%s%s'", v ? ", " : "", dir, v,
+				c->variant[v].name, c->variant[v].shim ? "" : " (without the shim)");
+		fputc('\n', s);
+	}
+	if (s)
+		fclose(s);
+	if (s && ok && plot_run("ab", dir, "plot.gp") == 0)
+		fprintf(stderr, "tscshim ab: plot written to %s\n", c->plot_file);
+	plot_cleanup(dir);
 }

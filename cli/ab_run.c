@@ -3,18 +3,19 @@
  * status, the TSCSHIM_STATS lines, the metrics in its output. Also the setup and cleanup
  * commands, the shim's decision under each variant and the machine's description. */
 #define _GNU_SOURCE
-#include "ab.h"
-#include "bench.h"
+#include "ab_run.h"
+#include "ab_process.h"
+#include "ab_server.h"
 #include "util.h"
 
-#include <errno.h>
+#include "system.h"
+
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 bool ab_run_ok(const struct ab_run *r)
@@ -26,67 +27,8 @@ void ab_status_text(char *buf, size_t size, const struct ab_run *r)
 {
 	if (r->timed_out)
 		snprintf(buf, size, "timeout");
-	else if (WIFEXITED(r->status))
-		snprintf(buf, size, "exit %d", WEXITSTATUS(r->status));
-	else if (WIFSIGNALED(r->status))
-		snprintf(buf, size, "signal %d", WTERMSIG(r->status));
 	else
-		snprintf(buf, size, "status %#x", r->status);
-}
-
-static double seconds_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* Sums every stats line (stats_line.h) of file: one per process that loaded the shim. */
-void ab_read_stats(const char *file, struct ab_tsc *t)
-{
-	enum { PREFIX_LEN = sizeof STATS_LINE_PREFIX - 1 };
-	memset(t, 0, sizeof *t);
-	FILE *f = fopen(file, "r");
-	if (!f)
-		return;
-	char line[1024];
-	while (fgets(line, sizeof line, f)) {
-		if (strncmp(line, STATS_LINE_PREFIX, PREFIX_LEN) != 0)
-			continue;
-		t->lines++;
-		char *save;
-		for (char *tok = strtok_r(line + PREFIX_LEN, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save)) {
-			char *eq = strchr(tok, '=');
-			unsigned long long s, n;
-			if (!eq)
-				continue;
-			if (strcmp(tok, "active=1") == 0)
-				t->active++;
-			if (sscanf(eq + 1, "%llu/%llu", &s, &n) != 2)
-				continue;
-			for (int k = 0; k < AB_CLOCKS; k++)
-				if ((size_t)(eq - tok) == strlen(stats_clock_name(k)) &&
-				    strncmp(tok, stats_clock_name(k), (size_t)(eq - tok)) == 0)
-					t->served[k] += s, t->total[k] += n;
-		}
-	}
-	fclose(f);
-}
-
-unsigned long long ab_tsc_served(const struct ab_tsc *t)
-{
-	unsigned long long s = 0;
-	for (int k = 0; k < AB_CLOCKS; k++)
-		s += t->served[k];
-	return s;
-}
-
-unsigned long long ab_tsc_total(const struct ab_tsc *t)
-{
-	unsigned long long s = 0;
-	for (int k = 0; k < AB_CLOCKS; k++)
-		s += t->total[k];
-	return s;
+		ab_exit_text(buf, size, r->status);
 }
 
 static void path_of(char *buf, const struct ab_config *c, const char *name, const char *suffix)
@@ -168,52 +110,23 @@ int ab_run_hook(const struct ab_config *c, const char *what, const char *command
 	if (rc != 0)
 		return rc;
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		fprintf(stderr, "tscshim ab: the --%s command failed (%s %d); its output is in %s/%s.err\n", what,
-			WIFEXITED(status) ? "exit" : "signal", WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status),
+		char how[32];
+		ab_exit_text(how, sizeof how, status);
+		fprintf(stderr, "tscshim ab: the --%s command failed (%s); its output is in %s/%s.err\n", what, how,
 			c->out_dir, what);
 		return -1;
 	}
 	return 0;
 }
 
-/* How the server ended. Its leader is often the shell that started it, which SIGTERM
- * ends by signal; what counts is whether SIGTERM sufficed. */
-static void stop_text(char *buf, size_t size, const struct ab_child *server, bool killed, bool early, double grace)
-{
-	int st = server->status;
-	char how[24];
-	snprintf(how, sizeof how, "%s %d", WIFEXITED(st) ? "exit" : "signal", WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
-	if (killed)
-		snprintf(buf, size, "killed after %g s", grace);
-	else
-		snprintf(buf, size, "%s (%s)", early ? "ended by itself" : "terminated", how);
-}
-
 static int start_server(const struct ab_config *c, int v, const char *name, struct ab_child *server)
 {
-	char out[PATH_MAX], err[PATH_MAX], stats[PATH_MAX], why[256];
+	char out[PATH_MAX], err[PATH_MAX], stats[PATH_MAX];
 	path_of(out, c, name, "server.out"), path_of(err, c, name, "server.err"), path_of(stats, c, name, "server.stats");
 	unlink(stats);
-	if (c->ready.file)
-		unlink(c->ready.file);
-	else if (ab_is_ready(&c->ready)) {
-		fprintf(stderr, "tscshim ab: %s: something listens there already, before the server of run %s started\n",
-			c->ready.tcp_spec, name);
-		return -1;
-	}
 	struct ab_spawn s = {.shell = c->server, .out = out, .err = err, .variant = &c->variant[v],
 			     .library = c->library, .stats = stats};
-	if (ab_start(&s, server) != 0)
-		return -1;
-	int rc = ab_wait_ready(&c->ready, server, why, sizeof why);
-	if (rc == 0)
-		return 0;
-	bool killed;
-	ab_stop(server, c->grace, &killed);
-	if (rc == 2)
-		return 2;
-	fprintf(stderr, "tscshim ab: run %s: %s; its output is in %s\n", name, why, err);
-	return -1;
+	return ab_server_start(&s, &c->ready, c->grace, name, server);
 }
 
 static void read_metrics(const struct ab_config *c, const char *name, struct ab_run *r)
@@ -267,11 +180,11 @@ int ab_run_once(const struct ab_config *c, int v, int pair, bool warmup, struct 
 	struct ab_child driver;
 	struct rusage ru = {0};
 	bool killed;
-	double t0 = seconds_now();
+	double t0 = cli_seconds_now();
 	int rc = ab_start(&s, &driver);
 	if (rc == 0) {
 		rc = ab_wait(&driver, c->timeout, &ru);
-		r->wall = seconds_now() - t0;
+		r->wall = cli_seconds_now() - t0;
 		if (rc != 0) {
 			r->timed_out = rc == 1;
 			ab_stop(&driver, c->grace, &killed);
@@ -283,9 +196,7 @@ int ab_run_once(const struct ab_config *c, int v, int pair, bool warmup, struct 
 	}
 	if (c->server) {
 		/* A server that is gone before it was asked to stop failed the run. */
-		bool early = ab_wait(&server, 0, NULL) == 0;
-		ab_stop(&server, c->grace, &killed);
-		stop_text(r->server_stop, sizeof r->server_stop, &server, killed, early, c->grace);
+		bool early = ab_server_stop(&server, c->grace, r->server_stop, sizeof r->server_stop);
 		if (early && !r->failure[0])
 			snprintf(r->failure, sizeof r->failure, "the server ended during the run (%s)", r->server_stop);
 		char server_stats[PATH_MAX];
@@ -322,29 +233,24 @@ void ab_learn_decisions(struct ab_config *c)
 		if (ab_start(&s, &child) != 0 || ab_wait(&child, 60, NULL) != 0)
 			continue;
 		char *text = slurp(out);
-		struct bench_shim_status st;
-		if (text && bench_parse_status(text, &st) == 0) {
-			struct ab_decision *d = &c->decision[v];
-			d->known = true;
-			d->loaded = st.loaded, d->active = st.active, d->fenced = st.fenced;
-			d->rate_millihz = st.rate_millihz;
-			snprintf(d->reason, sizeof d->reason, "%s", st.reason);
-		}
+		if (text && shim_status_parse(text, &c->decision[v].shim) == 0)
+			c->decision[v].known = true;
 		free(text);
 		unlink(out);
 		unlink(err);
 	}
 }
 
-static void first_line(const char *path, const char *prefix, char *buf, size_t size)
+/* The value of the first "name<tabs>: value" line of /proc/cpuinfo; "" if none. */
+static void cpuinfo_value(const char *name, char *buf, size_t size)
 {
-	FILE *f = fopen(path, "r");
+	FILE *f = fopen("/proc/cpuinfo", "r");
 	char line[512];
 	while (f && fgets(line, sizeof line, f)) {
-		if (prefix && strncmp(line, prefix, strlen(prefix)) != 0)
+		if (strncmp(line, name, strlen(name)) != 0)
 			continue;
-		const char *value = line;
-		if (prefix && (value = strchr(line, ':')) != NULL)
+		const char *value = strchr(line, ':');
+		if (value)
 			value += 1 + strspn(value + 1, " \t");
 		snprintf(buf, size, "%.*s", (int)strcspn(value ? value : "", "\n"), value ? value : "");
 		break;
@@ -356,9 +262,8 @@ static void first_line(const char *path, const char *prefix, char *buf, size_t s
 void ab_machine_read(struct ab_machine *m)
 {
 	memset(m, 0, sizeof *m);
-	first_line("/proc/cpuinfo", "model name", m->cpu, sizeof m->cpu);
-	first_line("/sys/devices/system/clocksource/clocksource0/current_clocksource", NULL, m->clocksource,
-		   sizeof m->clocksource);
+	cpuinfo_value("model name", m->cpu, sizeof m->cpu);
+	read_current_clocksource(m->clocksource, sizeof m->clocksource);
 	struct utsname u;
 	if (uname(&u) == 0)
 		snprintf(m->kernel, sizeof m->kernel, "%s %s", u.sysname, u.release);

@@ -1,193 +1,16 @@
-/* Processes for `tscshim ab`: the command, a server, the setup, prepare and cleanup
- * commands. Each starts as the leader of a process group of its own with stdin from
- * /dev/null and its output in files, under a variant's environment; waiting is on a pidfd,
- * so that a timeout or a signal to ab never leaves one running; stopping is SIGTERM to the
- * group, then SIGKILL after a grace period. */
+/* --server: the server of each run, started under the variant, waited for until it is
+ * ready, and stopped after the command. */
 #define _GNU_SOURCE
-#include "ab.h"
-#include "bench.h"
-#include "cli.h"
+#include "ab_server.h"
+#include "util.h"
 
 #include <arpa/inet.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <netinet/in.h>
-#include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/pidfd.h>
-#include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
-
-volatile sig_atomic_t ab_interrupted;
-
-static void on_signal(int sig)
-{
-	ab_interrupted = sig;
-}
-
-void ab_catch_signals(void)
-{
-	/* No SA_RESTART: a wait in progress returns EINTR and sees the flag. */
-	struct sigaction sa = {.sa_handler = on_signal};
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	/* What a server or command leaves behind when its leader exits comes back to ab,
-	 * which reaps it while stopping the group. */
-	prctl(PR_SET_CHILD_SUBREAPER, 1);
-}
-
-static double seconds_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int open_to(const char *path, int fd)
-{
-	int f = path ? open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644) : open("/dev/null", O_WRONLY);
-	if (f < 0 || dup2(f, fd) < 0)
-		return -1;
-	close(f);
-	return 0;
-}
-
-/* In the child, which has one thread: setenv is safe here. */
-static int child_environment(const struct ab_spawn *s)
-{
-	const struct ab_variant *v = s->variant;
-	if (!v || !v->shim)
-		return 0;
-	for (int id = 0; id < OPTION_COUNT; id++)
-		if (v->set[id] && setenv(option_table[id].name, v->text[id], 1) != 0)
-			return -1;
-	if (s->stats ? setenv("TSCSHIM_STATS", s->stats, 1) != 0 : unsetenv("TSCSHIM_STATS") != 0)
-		return -1;
-	return cli_set_preload(s->library);
-}
-
-int ab_start(const struct ab_spawn *s, struct ab_child *c)
-{
-	memset(c, 0, sizeof *c);
-	c->pidfd = -1;
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid < 0) {
-		fprintf(stderr, "tscshim ab: fork: %s\n", strerror(errno));
-		return -1;
-	}
-	if (pid == 0) {
-		setpgid(0, 0);
-		int in = open("/dev/null", O_RDONLY);
-		if (in < 0 || dup2(in, STDIN_FILENO) < 0 || open_to(s->out, STDOUT_FILENO) != 0 ||
-		    open_to(s->err, STDERR_FILENO) != 0 || child_environment(s) != 0)
-			_exit(126);
-		/* Nothing of ab's own reaches the child: an inherited pipe (a test harness's) would
-		 * keep its reader waiting for as long as a server lives. */
-		close_range(3, ~0U, 0);
-		struct sigaction dfl = {.sa_handler = SIG_DFL};
-		sigaction(SIGINT, &dfl, NULL), sigaction(SIGTERM, &dfl, NULL), sigaction(SIGHUP, &dfl, NULL);
-		if (s->shell) {
-			execl("/bin/sh", "sh", "-c", s->shell, (char *)NULL);
-		} else {
-			execvp(s->argv[0], s->argv);
-			fprintf(stderr, "tscshim ab: %s: %s\n", s->argv[0], strerror(errno));
-			_exit(errno == ENOENT ? 127 : 126);
-		}
-		_exit(127);
-	}
-	setpgid(pid, pid); /* also here: whichever runs first, the group exists before a kill */
-	c->pid = pid;
-	c->pidfd = pidfd_open(pid, 0);
-	if (c->pidfd < 0) {
-		fprintf(stderr, "tscshim ab: pidfd_open: %s\n", strerror(errno));
-		kill(-pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-		return -1;
-	}
-	return 0;
-}
-
-static void reap(struct ab_child *c, struct rusage *ru)
-{
-	struct rusage ignored;
-	while (wait4(c->pid, &c->status, 0, ru ? ru : &ignored) < 0 && errno == EINTR)
-		;
-	c->reaped = true;
-	close(c->pidfd);
-	c->pidfd = -1;
-}
-
-int ab_wait(struct ab_child *c, double timeout, struct rusage *ru)
-{
-	double deadline = timeout >= 0 ? seconds_now() + timeout : 0;
-	for (;;) {
-		if (ab_interrupted)
-			return 2;
-		int ms = -1;
-		if (timeout >= 0) {
-			double left = deadline - seconds_now();
-			ms = left > 0 ? (int)(left * 1000) + 1 : 0;
-		}
-		struct pollfd p = {.fd = c->pidfd, .events = POLLIN};
-		int n = poll(&p, 1, ms);
-		if (n > 0) {
-			reap(c, ru);
-			return 0;
-		}
-		if (n == 0 && timeout >= 0 && seconds_now() >= deadline)
-			return 1;
-		if (n < 0 && errno != EINTR)
-			return 1;
-	}
-}
-
-/* Reaps what of the group came back to ab (it is a subreaper); true when none is left. */
-static bool group_gone(pid_t group)
-{
-	while (waitpid(-group, NULL, WNOHANG) > 0)
-		;
-	return kill(-group, 0) != 0 && errno == ESRCH;
-}
-
-void ab_stop(struct ab_child *c, double grace, bool *killed)
-{
-	*killed = false;
-	if (c->pid <= 0)
-		return;
-	kill(-c->pid, SIGTERM);
-	double deadline = seconds_now() + grace;
-	/* Polled, not waited for: the group may outlive its leader. */
-	for (;;) {
-		if (!c->reaped) {
-			struct pollfd p = {.fd = c->pidfd, .events = POLLIN};
-			if (poll(&p, 1, 0) > 0)
-				reap(c, NULL);
-		}
-		if (c->reaped && group_gone(c->pid))
-			break;
-		if (seconds_now() >= deadline) {
-			*killed = true;
-			kill(-c->pid, SIGKILL);
-			if (!c->reaped)
-				reap(c, NULL);
-			/* Bounded: a process in uninterruptible sleep may take its time. */
-			for (int i = 0; i < 5000 && !group_gone(c->pid); i++)
-				usleep(1000);
-			break;
-		}
-		usleep(2000);
-	}
-	c->pid = 0;
-}
 
 int ab_ready_parse(struct ab_ready *r, char *err, size_t err_size)
 {
@@ -231,23 +54,23 @@ bool ab_is_ready(const struct ab_ready *r)
 	return ok;
 }
 
-int ab_wait_ready(const struct ab_ready *r, struct ab_child *server, char *err, size_t err_size)
+/* Waits for readiness while the server lives: 0 ready, -1 with why in err, 2 interrupted. */
+static int wait_ready(const struct ab_ready *r, struct ab_child *server, char *err, size_t err_size)
 {
-	double deadline = seconds_now() + r->timeout;
+	double deadline = cli_seconds_now() + r->timeout;
 	for (;;) {
 		if (ab_is_ready(r))
 			return 0;
-		if (ab_interrupted)
+		int rc = ab_wait(server, 0.01, NULL);
+		if (rc == 2)
 			return 2;
-		struct pollfd p = {.fd = server->pidfd, .events = POLLIN};
-		if (poll(&p, 1, 10) > 0) {
-			reap(server, NULL);
-			int st = server->status;
-			snprintf(err, err_size, "the server exited before it was ready (%s %d)",
-				 WIFEXITED(st) ? "exit" : "signal", WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+		if (rc == 0) {
+			char how[32];
+			ab_exit_text(how, sizeof how, server->status);
+			snprintf(err, err_size, "the server exited before it was ready (%s)", how);
 			return -1;
 		}
-		if (seconds_now() >= deadline) {
+		if (cli_seconds_now() >= deadline) {
 			snprintf(err, err_size, "the server was not ready (%s%s) after %g s", r->file ? "file " : "",
 				 r->file ? r->file : r->tcp_spec, r->timeout);
 			return -1;
@@ -255,13 +78,42 @@ int ab_wait_ready(const struct ab_ready *r, struct ab_child *server, char *err, 
 	}
 }
 
-int command_ab_decision(int argc, char **argv)
+int ab_server_start(const struct ab_spawn *s, const struct ab_ready *ready, double grace, const char *run,
+		    struct ab_child *server)
 {
-	(void)argv;
-	if (argc != 1) {
-		fprintf(stderr, "tscshim __ab-decision: internal subcommand, not for direct use\n");
-		return EXIT_USAGE;
+	char why[256];
+	if (ready->file)
+		unlink(ready->file);
+	else if (ab_is_ready(ready)) {
+		fprintf(stderr, "tscshim ab: %s: something listens there already, before the server of run %s started\n",
+			ready->tcp_spec, run);
+		return -1;
 	}
-	bench_write_status(stdout);
-	return 0;
+	if (ab_start(s, server) != 0)
+		return -1;
+	int rc = wait_ready(ready, server, why, sizeof why);
+	if (rc == 0)
+		return 0;
+	bool killed;
+	ab_stop(server, grace, &killed);
+	if (rc == 2)
+		return 2;
+	fprintf(stderr, "tscshim ab: run %s: %s; its output is in %s\n", run, why, s->err);
+	return -1;
+}
+
+/* Its leader is often the shell that started it, which SIGTERM ends by signal; what
+ * counts is whether SIGTERM sufficed. */
+bool ab_server_stop(struct ab_child *server, double grace, char *how, size_t how_size)
+{
+	bool early = ab_wait(server, 0, NULL) == 0;
+	bool killed;
+	ab_stop(server, grace, &killed);
+	char status[32];
+	ab_exit_text(status, sizeof status, server->status);
+	if (killed)
+		snprintf(how, how_size, "killed after %g s", grace);
+	else
+		snprintf(how, how_size, "%s (%s)", early ? "ended by itself" : "terminated", status);
+	return early;
 }

@@ -1,26 +1,14 @@
 /* The statistics behind ab's verdict, as pure functions: the median and its
  * distribution-free confidence interval, outliers by median absolute deviation, and the
  * wording of the verdict. */
-#include "ab.h"
+#include "ab_stats.h"
+#include "samples.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 const char *const ab_outcome_names[] = {"undecided", "none", "better", "worse"};
-
-static int compare_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-/* The median of sorted values. */
-static double sorted_median(const double *s, size_t n)
-{
-	if (n == 0)
-		return 0;
-	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
-}
 
 static double *sorted_copy(const double *v, size_t n)
 {
@@ -28,14 +16,14 @@ static double *sorted_copy(const double *v, size_t n)
 	if (!s)
 		return NULL;
 	memcpy(s, v, n * sizeof *s);
-	qsort(s, n, sizeof *s, compare_double);
+	samples_sort(s, n);
 	return s;
 }
 
 double ab_median(const double *v, size_t n)
 {
 	double *s = sorted_copy(v, n);
-	double m = s ? sorted_median(s, n) : 0;
+	double m = s ? samples_median(s, n) : 0;
 	free(s);
 	return m;
 }
@@ -90,15 +78,6 @@ static size_t order_statistic(size_t n, double *coverage)
 	return k;
 }
 
-static double quantile(const double *sorted, size_t n, double p)
-{
-	/* Nearest rank, as bench_quantile. */
-	size_t rank = (size_t)(p * (double)n + 0.999999999);
-	if (rank > 0)
-		rank--;
-	return sorted[rank < n ? rank : n - 1];
-}
-
 struct ab_interval ab_median_interval(const double *v, size_t n)
 {
 	struct ab_interval r = {.n = n};
@@ -107,9 +86,9 @@ struct ab_interval ab_median_interval(const double *v, size_t n)
 	double *s = sorted_copy(v, n);
 	if (!s)
 		return r;
-	r.median = sorted_median(s, n);
-	r.p10 = quantile(s, n, 0.10);
-	r.p90 = quantile(s, n, 0.90);
+	r.median = samples_median(s, n);
+	r.p10 = samples_quantile(s, n, 0.10);
+	r.p90 = samples_quantile(s, n, 0.90);
 	size_t k = order_statistic(n, &r.coverage);
 	if (k >= 1) {
 		r.has_interval = true;

@@ -2,8 +2,9 @@
  * with, checked against the options table before anything runs, so that an invalid value
  * stops ab at once instead of making the shim pass everything through unnoticed. */
 #define _GNU_SOURCE
-#include "ab.h"
+#include "ab_variant.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,5 +1,5 @@
-/* tscshim bench, internal: sample statistics, the worker and its protocol, drift (ab uses
- * the statistics and the status line too). Internal to the command. */
+/* tscshim bench, internal: the cells of its table, the worker and its protocol, drift.
+ * Internal to the command. */
 #ifndef CLI_BENCH_H
 #define CLI_BENCH_H
 
@@ -33,9 +33,6 @@ struct bench_cell {
 
 /* Sorts v (n > 0) and fills the summary of a cell from it. */
 void bench_summarize(double *v, size_t n, struct bench_cell *out);
-/* The p-quantile (0..1) of sorted v, nearest rank. */
-double bench_quantile(const double *sorted, size_t n, double p);
-void bench_sort(double *v, size_t n);
 
 /* Worker settings shared by the parent (in-process variants) and the child. */
 struct bench_work {
@@ -51,7 +48,7 @@ int bench_run_variant(int variant, const struct bench_work *w, bench_emit_fn *em
 
 /* The protocol on the worker's pipe, one cell a line:
  *   cell VARIANT CLOCK THREAD CALLS MEAN P50 P90 P99 P999 MAX Q0 .. Q200
- * and one status line:  shim ACTIVE FENCED RATE_MILLIHZ REASON... */
+ * after the shim's status line (shim_status.h). */
 void bench_write_cell(FILE *out, int variant, int clock, int thread, const struct bench_cell *c);
 
 /* The worker (tscshim __bench-worker): the hidden subcommand the child runs. */
@@ -66,16 +63,6 @@ double bench_ticks_to_ns(uint64_t ticks);
 typedef int bench_cgt_fn(int, struct timespec *);
 typedef int bench_gtod_fn(struct timeval *, void *);
 void bench_real_functions(bench_cgt_fn **cgt, bench_gtod_fn **gtod);
-
-/* The shim's status as the worker reports it on its first line. */
-struct bench_shim_status {
-	int loaded, active, fenced;
-	unsigned long long rate_millihz;
-	char reason[192];
-};
-int bench_parse_status(const char *line, struct bench_shim_status *out);
-/* Writes that line about the shim in this process (shim_status.c). */
-void bench_write_status(FILE *out);
 
 /* The library the workers preload (cli_find_library); -1 after one line on stderr. */
 int bench_find_library(const char *explicit_path);

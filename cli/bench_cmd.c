@@ -6,6 +6,7 @@
 #include "bench.h"
 #include "cli.h"
 #include "plot.h"
+#include "shim_status.h"
 #include "util.h"
 
 #include "benefit.h"
@@ -20,7 +21,7 @@
 struct results {
 	int threads;
 	struct bench_cell *cells; /* [variant][clock][thread + 1] */
-	struct bench_shim_status shim[2]; /* [0] unfenced child, [1] fenced child */
+	struct shim_status_line shim[2]; /* [0] unfenced child, [1] fenced child */
 };
 
 static struct bench_cell *cell_at(struct results *r, int variant, int clock, int thread)
@@ -74,7 +75,7 @@ static int run_child(int variant, const struct bench_work *w, struct results *r)
 	int bad = 0, got_status = 0;
 	while (getline(&line, &size, in) > 0) {
 		if (strncmp(line, "shim ", 5) == 0)
-			got_status = bench_parse_status(line, &r->shim[fenced]) == 0;
+			got_status = shim_status_parse(line, &r->shim[fenced]) == 0;
 		else if (parse_cell_line(line, r) != 0)
 			bad = 1;
 	}
@@ -212,7 +213,7 @@ static void print_csv(struct results *r)
 	each_cell(r, csv_row, NULL);
 }
 
-static void print_shim_json(const struct bench_shim_status *s)
+static void print_shim_json(const struct shim_status_line *s)
 {
 	printf("{\"loaded\": %s, \"active\": %s, \"fenced\": %s, \"rate_hz\": %.3f, \"reason\": ",
 	       s->loaded ? "true" : "false", s->active ? "true" : "false", s->fenced ? "true" : "false",

@@ -5,9 +5,11 @@
  * rate error is the least-squares slope of that error over time. */
 #define _GNU_SOURCE
 #include "bench.h"
-#include "cli.h"
 #include "plot.h"
+#include "samples.h"
+#include "shim_status.h"
 
+#include "kernel_clock.h"
 #include "report.h"
 
 #include <errno.h>
@@ -15,31 +17,22 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 enum { PERIOD_NS = 10000000, TRIES = 3 };
-
-static int64_t kernel_ns(void)
-{
-	struct timespec ts;
-	syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 /* In the child. Each sample keeps the narrowest of TRIES brackets: an interrupt inside
  * one widens it without moving the shim's error. */
 int bench_drift_worker(double seconds)
 {
-	int64_t start = kernel_ns();
+	int64_t start = (int64_t)kernel_clock_ns(CLOCK_MONOTONIC);
 	int64_t end = start + (int64_t)(seconds * 1e9);
 	for (int64_t next = start; next < end; next += PERIOD_NS) {
 		int64_t best_k1 = 0, best_k2 = INT64_MAX / 2, best_s = 0;
 		for (int k = 0; k < TRIES; k++) {
 			struct timespec ts;
-			int64_t k1 = kernel_ns();
+			int64_t k1 = (int64_t)kernel_clock_ns(CLOCK_MONOTONIC);
 			clock_gettime(CLOCK_MONOTONIC, &ts);
-			int64_t k2 = kernel_ns();
+			int64_t k2 = (int64_t)kernel_clock_ns(CLOCK_MONOTONIC);
 			if (k2 - k1 < best_k2 - best_k1) {
 				best_k1 = k1, best_k2 = k2;
 				best_s = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
@@ -99,14 +92,14 @@ static void summarize(const struct drift_samples *d, struct drift_report *r)
 		sum += d->err[i];
 		st += d->t[i];
 	}
-	bench_sort(v, d->n);
-	r->abs_p50 = bench_quantile(v, d->n, 0.5);
-	r->abs_p99 = bench_quantile(v, d->n, 0.99);
+	samples_sort(v, d->n);
+	r->abs_p50 = samples_quantile(v, d->n, 0.5);
+	r->abs_p99 = samples_quantile(v, d->n, 0.99);
 	r->abs_max = v[d->n - 1];
 	memcpy(v, d->half, d->n * sizeof *v);
-	bench_sort(v, d->n);
-	r->half_p50 = bench_quantile(v, d->n, 0.5);
-	r->half_p99 = bench_quantile(v, d->n, 0.99);
+	samples_sort(v, d->n);
+	r->half_p50 = samples_quantile(v, d->n, 0.5);
+	r->half_p99 = samples_quantile(v, d->n, 0.99);
 	r->half_max = v[d->n - 1];
 	free(v);
 	r->mean_err = sum / (double)d->n;
@@ -164,7 +157,7 @@ int bench_drift(double seconds, bool json, const char *plot_file)
 	int pid;
 	if (bench_spawn_worker(args, -1, &in, &pid) != 0)
 		return -1;
-	struct bench_shim_status shim = {0};
+	struct shim_status_line shim = {0};
 	struct drift_samples d = {0};
 	char *line = NULL;
 	size_t size = 0;
@@ -172,7 +165,7 @@ int bench_drift(double seconds, bool json, const char *plot_file)
 	while (getline(&line, &size, in) > 0) {
 		double t, err, half;
 		if (strncmp(line, "shim ", 5) == 0)
-			bad |= bench_parse_status(line, &shim) != 0;
+			bad |= shim_status_parse(line, &shim) != 0;
 		else if (sscanf(line, "d %lf %lf %lf", &t, &err, &half) == 3)
 			bad |= add_sample(&d, t, err, half) != 0;
 		else

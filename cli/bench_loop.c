@@ -7,6 +7,7 @@
 #include "floor.h"
 
 #include "counter.h"
+#include "kernel_clock.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -50,7 +51,7 @@ static void run_batches(int variant, int clock, long batches, double *out)
 	} else {
 		switch (variant) {
 		case V_REAL: BATCHES(real_cgt(id, &ts), ts.tv_nsec); break;
-		case V_SYSCALL: BATCHES(syscall(SYS_clock_gettime, id, &ts), ts.tv_nsec); break;
+		case V_SYSCALL: BATCHES(kernel_clock_gettime(id, &ts), ts.tv_nsec); break;
 		case V_SHIM_FENCED:
 		case V_SHIM_UNFENCED: BATCHES(clock_gettime(id, &ts), ts.tv_nsec); break;
 		default: BATCHES(floor_read(&ts, fenced), ts.tv_nsec); break;
@@ -58,9 +59,19 @@ static void run_batches(int variant, int clock, long batches, double *out)
 	}
 }
 
+/* The start of one clock's threads. The creator holds `creating` until every thread
+ * exists, and each thread takes it before anything else: if one could not be created, the
+ * others learn it there and return, where they would otherwise wait at the barrier for it
+ * forever. The barrier then lines up the timed loops after each thread's warm-up. */
+struct start {
+	pthread_mutex_t creating;
+	bool called_off;
+	pthread_barrier_t timed_loops;
+};
+
 struct thread_job {
 	pthread_t thread;
-	pthread_barrier_t *start;
+	struct start *start;
 	int variant, clock;
 	long batches;
 	double *samples;
@@ -69,11 +80,44 @@ struct thread_job {
 static void *thread_main(void *p)
 {
 	struct thread_job *j = p;
+	pthread_mutex_lock(&j->start->creating);
+	bool called_off = j->start->called_off;
+	pthread_mutex_unlock(&j->start->creating);
+	if (called_off)
+		return NULL;
 	double warm[16];
 	run_batches(j->variant, j->clock, 16, warm); /* fault in code, data and the vDSO */
-	pthread_barrier_wait(j->start);
+	pthread_barrier_wait(&j->start->timed_loops);
 	run_batches(j->variant, j->clock, j->batches, j->samples);
 	return NULL;
+}
+
+/* Runs jobs[0..threads-1] on one clock, jobs[0] on this thread: 0, or -1 after one line
+ * when a thread could not be created (the others are joined, nothing is timed). */
+static int run_threads(struct thread_job *jobs, int threads)
+{
+	struct start start = {.creating = PTHREAD_MUTEX_INITIALIZER};
+	pthread_barrier_init(&start.timed_loops, NULL, (unsigned)threads);
+	pthread_mutex_lock(&start.creating);
+	int started = 0;
+	/* Thread 0 is this one: with --threads 1 nothing is spawned. */
+	for (int t = 1; t < threads; t++) {
+		jobs[t].start = &start;
+		if (pthread_create(&jobs[t].thread, NULL, thread_main, &jobs[t]) != 0) {
+			fprintf(stderr, "tscshim bench: cannot start thread %d\n", t);
+			start.called_off = true;
+			break;
+		}
+		started++;
+	}
+	pthread_mutex_unlock(&start.creating);
+	jobs[0].start = &start;
+	if (!start.called_off)
+		thread_main(&jobs[0]);
+	for (int t = 1; t <= started; t++)
+		pthread_join(jobs[t].thread, NULL);
+	pthread_barrier_destroy(&start.timed_loops);
+	return start.called_off ? -1 : 0;
 }
 
 static int setup_done;
@@ -111,30 +155,11 @@ int bench_run_variant(int variant, const struct bench_work *w, bench_emit_fn *em
 	}
 	int rc = 0;
 	for (int clock = 0; clock < BENCH_CLOCKS && rc == 0; clock++) {
-		pthread_barrier_t start;
-		pthread_barrier_init(&start, NULL, (unsigned)w->threads);
-		int started = 0;
-		for (int t = 0; t < w->threads; t++) {
-			jobs[t] = (struct thread_job){.start = &start, .variant = variant, .clock = clock,
-						      .batches = batches, .samples = all + per_thread * (size_t)t};
-			/* Thread 0 is this one: with --threads 1 nothing is spawned. */
-			if (t > 0) {
-				if (pthread_create(&jobs[t].thread, NULL, thread_main, &jobs[t]) != 0) {
-					fprintf(stderr, "tscshim bench: cannot start thread %d\n", t);
-					rc = -1;
-					break;
-				}
-				started++;
-			}
-		}
-		if (rc != 0) {
-			/* Threads already waiting at the barrier would wait forever: exit instead. */
-			exit(EXIT_FAILURE);
-		}
-		thread_main(&jobs[0]);
-		for (int t = 1; t <= started; t++)
-			pthread_join(jobs[t].thread, NULL);
-		pthread_barrier_destroy(&start);
+		for (int t = 0; t < w->threads; t++)
+			jobs[t] = (struct thread_job){.variant = variant, .clock = clock, .batches = batches,
+						      .samples = all + per_thread * (size_t)t};
+		if ((rc = run_threads(jobs, w->threads)) != 0)
+			break;
 
 		memcpy(copy, all, sizeof(double) * per_thread * (size_t)w->threads);
 		struct bench_cell cell;

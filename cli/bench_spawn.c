@@ -12,18 +12,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-int bench_parse_status(const char *line, struct bench_shim_status *out)
-{
-	int used = 0;
-	memset(out, 0, sizeof *out);
-	if (sscanf(line, "shim %d %d %d %llu %n", &out->loaded, &out->active, &out->fenced,
-		   &out->rate_millihz, &used) != 4 || used == 0)
-		return -1;
-	snprintf(out->reason, sizeof out->reason, "%s", line + used);
-	out->reason[strcspn(out->reason, "\n")] = '\0';
-	return 0;
-}
-
 static char library[PATH_MAX];
 
 int bench_startup_with(const char *floor_path, int rounds)

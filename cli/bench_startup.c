@@ -10,6 +10,7 @@
 #define _GNU_SOURCE
 #include "bench.h"
 #include "cli.h"
+#include "samples.h"
 
 #include "cache.h"
 #include "kernel_clock.h"
@@ -42,16 +43,10 @@ struct start_case {
 	bool skip;
 };
 
-static int compare_doubles(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
 static double median_of(double *v, int n)
 {
-	qsort(v, (size_t)n, sizeof *v, compare_doubles);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	samples_sort(v, (size_t)n);
+	return samples_median(v, (size_t)n);
 }
 
 /* One start: wall time in us and minor faults, or -1 when it could not run or failed. */

@@ -1,61 +1,34 @@
-/* Pieces of bench (ab uses the statistics too): sample statistics, batch timing and the
- * real clock functions. */
+/* Pieces of bench: a cell's summary, batch timing and the real clock functions. */
 #define _GNU_SOURCE
 #include "bench.h"
+#include "samples.h"
+#include "shim_status.h"
 
 #include "calibrate.h"
-#include "counter.h"
 #include "tscshim.h"
 
 #include <dlfcn.h>
-#include <errno.h>
-#include <limits.h>
-#include <math.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
 
 const char *const bench_variant_names[BENCH_VARIANTS] = {
 	"real", "syscall", "shim-fenced", "shim-unfenced", "floor-fenced", "floor-unfenced"};
 const char *const bench_clock_names[BENCH_CLOCKS] = {
 	"monotonic", "monotonic_raw", "boottime", "realtime", "gettimeofday"};
 
-static int compare_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-void bench_sort(double *v, size_t n)
-{
-	qsort(v, n, sizeof *v, compare_double);
-}
-
-double bench_quantile(const double *sorted, size_t n, double p)
-{
-	if (n == 0)
-		return 0;
-	size_t rank = (size_t)ceil(p * (double)n); /* nearest rank: smallest value with >= p below */
-	if (rank > 0)
-		rank--;
-	return sorted[rank < n ? rank : n - 1];
-}
-
 void bench_summarize(double *v, size_t n, struct bench_cell *out)
 {
-	bench_sort(v, n);
+	samples_sort(v, n);
 	double sum = 0;
 	for (size_t i = 0; i < n; i++)
 		sum += v[i];
 	out->present = true;
 	out->mean = sum / (double)n;
-	out->p50 = bench_quantile(v, n, 0.50);
-	out->p90 = bench_quantile(v, n, 0.90);
-	out->p99 = bench_quantile(v, n, 0.99);
-	out->p999 = bench_quantile(v, n, 0.999);
+	out->p50 = samples_quantile(v, n, 0.50);
+	out->p90 = samples_quantile(v, n, 0.90);
+	out->p99 = samples_quantile(v, n, 0.99);
+	out->p999 = samples_quantile(v, n, 0.999);
 	out->max = v[n - 1];
 	for (int i = 0; i < BENCH_QUANTILES; i++)
-		out->q[i] = bench_quantile(v, n, (double)i / (BENCH_QUANTILES - 1));
+		out->q[i] = samples_quantile(v, n, (double)i / (BENCH_QUANTILES - 1));
 }
 
 static double ns_per_tick;
@@ -64,11 +37,8 @@ static double ns_per_tick;
  * 50 ms against the kernel: batch timings need ~0.1 % at most. */
 int bench_timing_setup(void)
 {
-	int (*status)(struct tscshim_status *) =
-		(int (*)(struct tscshim_status *))dlsym(RTLD_DEFAULT, "tscshim_status");
-	struct tscshim_status st = {0};
-	if (status)
-		status(&st);
+	struct tscshim_status st;
+	shim_status_query(&st);
 	uint64_t rate = st.active ? st.rate_millihz : 0;
 	if (!rate) {
 		struct rate_estimate est;

@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include "bench.h"
 #include "cli.h"
+#include "shim_status.h"
 #include "util.h"
 
 #include <string.h>
@@ -25,13 +26,13 @@ int command_bench_worker(int argc, char **argv)
 	    cli_parse_long(argv[3], 1, 1000000000, &calls) == 0 &&
 	    cli_parse_long(argv[4], 1, 1024, &threads) == 0) {
 		struct bench_work w = {.calls = calls, .threads = (int)threads};
-		bench_write_status(stdout);
+		shim_status_write(stdout);
 		int rc = bench_run_variant((int)variant, &w, emit_line, stdout);
 		return rc == 0 && fflush(stdout) == 0 ? 0 : 1;
 	}
 	if (argc == 3 && strcmp(argv[1], "drift") == 0 &&
 	    cli_parse_double(argv[2], 0.01, 86400, &seconds) == 0) {
-		bench_write_status(stdout);
+		shim_status_write(stdout);
 		return bench_drift_worker(seconds) == 0 && fflush(stdout) == 0 ? 0 : 1;
 	}
 	fprintf(stderr, "tscshim __bench-worker: internal subcommand, not for direct use\n");

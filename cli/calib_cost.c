@@ -9,14 +9,13 @@
  * block (long enough that its own cost does not matter), and each figure is a median. */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "floor.h"
+#include "samples.h"
 
 #include "benefit.h"
-#include "floor.h"
+#include "kernel_clock.h"
 
-#include <stdlib.h>
-#include <sys/syscall.h>
 #include <time.h>
-#include <unistd.h>
 
 enum { CALLS = 256, ROUNDS = 31 };
 
@@ -35,9 +34,10 @@ static __attribute__((noinline)) int path_unfenced(clockid_t clock, struct times
 	return floor_read(ts, false);
 }
 
-static __attribute__((noinline)) int system_call(clockid_t clock, struct timespec *ts)
+/* Out of line as the others, so that the system call costs a call too. */
+static __attribute__((noinline)) int path_system_call(clockid_t clock, struct timespec *ts)
 {
-	return (int)syscall(SYS_clock_gettime, clock, ts);
+	return kernel_clock_gettime(clock, ts);
 }
 
 static double now_ns(void)
@@ -56,16 +56,10 @@ static double block_ns(read_fn *fn)
 	return (now_ns() - before) / CALLS;
 }
 
-static int by_value(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
 static double median(double *v)
 {
-	qsort(v, ROUNDS, sizeof *v, by_value);
-	return v[ROUNDS / 2];
+	samples_sort(v, ROUNDS);
+	return samples_median(v, ROUNDS);
 }
 
 void calib_measure_cost(uint64_t rate_millihz, struct cost *out)
@@ -73,7 +67,7 @@ void calib_measure_cost(uint64_t rate_millihz, struct cost *out)
 	static double kernel[ROUNDS], sys[ROUNDS], fenced[ROUNDS], unfenced[ROUNDS];
 	floor_setup(rate_millihz);
 	for (int r = -1; r < ROUNDS; r++) { /* round -1 warms up, uncounted */
-		double k = block_ns(clock_gettime), s = block_ns(system_call);
+		double k = block_ns(clock_gettime), s = block_ns(path_system_call);
 		double f = block_ns(path_fenced), u = block_ns(path_unfenced);
 		if (r < 0)
 			continue;

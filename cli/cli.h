@@ -1,3 +1,4 @@
+/* The subcommands of the tscshim command, and the exit statuses they share. */
 #ifndef CLI_CLI_H
 #define CLI_CLI_H
 
@@ -5,16 +6,13 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 /* Exit statuses shared by the subcommands. */
 enum { EXIT_RELIABLE = 0, EXIT_NOT_RELIABLE = 1, EXIT_USAGE = 2 };
 
 int command_calib(int argc, char **argv);
-
-/* calib_cost.c: per-call costs for `tscshim calib`'s cost section (a few ms). */
-struct cost;
-void calib_measure_cost(uint64_t rate_millihz, struct cost *out);
 int command_options(int argc, char **argv);
 
 /* record_costs.c: the machine-wide record's costs, measured by the shim itself in a child
@@ -30,16 +28,8 @@ int command_run(int argc, char **argv);
 int command_bench(int argc, char **argv);
 int command_ab(int argc, char **argv);
 
-/* common.c: the preload library's absolute path into buf. Tried in order: explicit_path
- * (--library) if given, else $TSCSHIM_LIBRARY if set, else where `make install` put it
- * relative to this executable, then next to it (the build tree). If none is readable,
- * prints one line naming the paths tried and returns -1 (the caller exits 2). */
-int cli_find_library(const char *command, const char *explicit_path, char *buf, size_t size);
-
-/* run_cmd.c: LD_PRELOAD with library appended. */
-int cli_set_preload(const char *library);
-
-/* The environment's TSCSHIM_* settings; prints one line and returns -1 if one is invalid. */
-int cli_load_environment(const char *command, struct option_values *values);
+/* calib_cost.c: per-call costs for `tscshim calib`'s cost section (a few ms). */
+struct cost;
+void calib_measure_cost(uint64_t rate_millihz, struct cost *out);
 
 #endif

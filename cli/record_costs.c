@@ -8,6 +8,7 @@
  * measuring: one boot and one build give one decision. */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "util.h"
 
 #include "benefit.h"
 #include "cache.h"

@@ -11,21 +11,6 @@
 #include <string.h>
 #include <unistd.h>
 
-int cli_set_preload(const char *library)
-{
-	const char *old = getenv("LD_PRELOAD");
-	if (!old || !old[0])
-		return setenv("LD_PRELOAD", library, 1);
-	size_t size = strlen(old) + strlen(library) + 2;
-	char *joined = malloc(size);
-	if (!joined)
-		return -1;
-	snprintf(joined, size, "%s:%s", old, library);
-	int rc = setenv("LD_PRELOAD", joined, 1);
-	free(joined);
-	return rc;
-}
-
 int command_run(int argc, char **argv)
 {
 	const char *library_option = NULL;

@@ -1,7 +1,7 @@
 /* The `tscshim` command: one program, one subcommand per job. */
-#include "ab.h"
 #include "cli.h"
 #include "bench.h"
+#include "shim_status.h"
 
 #include "tscshim.h"
 
@@ -51,7 +51,7 @@ int main(int argc, char **argv)
 		return command_bench_worker(argc - 1, argv + 1);
 	/* Internal: ab runs it under each variant to learn the shim's decision. */
 	if (strcmp(command, "__ab-decision") == 0)
-		return command_ab_decision(argc - 1, argv + 1);
+		return command_shim_status(argc - 1, argv + 1);
 	/* Internal: calib --save runs it under the shim to learn the costs it measures. */
 	if (strcmp(command, "__shim-costs") == 0)
 		return command_shim_costs();

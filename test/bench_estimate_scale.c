@@ -1,7 +1,7 @@
 /* The estimator at scale: the pure analysis measured on synthetic sequences of the size an
  * attempt has at 1..256 CPUs, and the collection's cost modelled from what this machine
  * measures (a cache-line transfer between two CPUs by compare-and-swap, and a pinned
- * thread's start and join). `make bench-estimate-scale`; figures in doc/EVIDENCE-STARTUP.md.
+ * thread's start and join). `make bench-estimate-scale`; figures in doc/evidence/EVIDENCE-STARTUP.md.
  *
  * Model of one attempt on n CPUs: threads started one after another (n x start), then
  * `total` probes, each a CAS that moves the sequence number's line to the winner's CPU

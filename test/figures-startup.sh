@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Start-up figures for doc/EVIDENCE-STARTUP.md (not a test: nothing is asserted).
+# Start-up figures for doc/evidence/EVIDENCE-STARTUP.md (not a test: nothing is asserted).
 #   test/figures-startup.sh hog [N]    N cold starts (no cache) with a busy loop on every CPU:
 #                                      how many reach a verdict, and the decision times
 #   test/figures-startup.sh storm [N]  N processes started at once on an empty cache: how

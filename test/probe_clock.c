@@ -63,8 +63,8 @@ static int compare(long n, int64_t bound)
 			int64_t err = v < before ? before - v : v > after ? v - after : 0;
 			if (err > worst)
 				worst = err;
-			/* Dense calls, then sparse ones (lines expire between calls, the way the
-			 * BOOTTIME offset bug showed), then dense again. */
+			/* Dense calls, then sparse ones (lines expire between calls, and each
+			 * clock is anchored again), then dense again. */
 			if (i >= n / 3 && i < n / 3 + 300)
 				usleep(700);
 		}

@@ -408,8 +408,8 @@ static int signals(double seconds, long hz)
 /* ---- child, fork, spawn, exec ---- */
 
 /* Reads every checked clock for ~20 ms of kernel time: never backwards, and in step with
- * the kernel at the end (a child whose re-synchronization lock was inherited held would
- * be stuck on a clamped value and fall behind). */
+ * the kernel at the end (a child that kept its parent's state, or a writer's turn taken
+ * in the parent at the fork, instead of anchoring anew would not keep in step). */
 static int child_check(bool quiet)
 {
 	int64_t last[CHECKED] = {0};

@@ -1,6 +1,8 @@
 /* ab's pure parts: the median's confidence interval, MAD outliers, the verdict's words,
  * --variant and --metric parsing and the environment check. */
-#include "ab.h"
+#include "ab_metric.h"
+#include "ab_stats.h"
+#include "ab_variant.h"
 #include "unit.h"
 
 #include <string.h>

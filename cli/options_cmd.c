@@ -1,0 +1,30 @@
+/* tscshim options [--markdown | --man]: the TSCSHIM_* variables of the options table. */
+#include "cli.h"
+
+#include "options.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+int command_options(int argc, char **argv)
+{
+	bool markdown = argc == 2 && strcmp(argv[1], "--markdown") == 0;
+	bool man = argc == 2 && strcmp(argv[1], "--man") == 0;
+	if (argc > 2 || (argc == 2 && !markdown && !man)) {
+		fprintf(stderr, "tscshim options: usage: tscshim options [--markdown | --man]\n");
+		return EXIT_USAGE;
+	}
+	if (markdown) {
+		options_write_markdown(stdout);
+		return 0;
+	}
+	if (man) {
+		options_write_man(stdout);
+		return 0;
+	}
+	for (int id = 0; id < OPTION_COUNT; id++)
+		printf("%-32s default '%s'\n    %s\n", option_table[id].name,
+		       option_table[id].default_text, option_table[id].doc);
+	return 0;
+}

@@ -95,7 +95,8 @@ static bool system_record(const char *library, char *path, size_t size, char *di
 	snprintf(dir, dir_size, "/tmp/tscshim-startup.XXXXXX");
 	if (!mkdtemp(dir) || chmod(dir, 0755) != 0)
 		return false;
-	snprintf(path, size, "%s/record", dir);
+	if (snprintf(path, size, "%s/record", dir) >= (int)size)
+		return false;
 	char self[PATH_MAX];
 	ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
 	if (len <= 0)

@@ -263,6 +263,9 @@ static bool step4_counter_refuses(const struct option_values *o, const struct co
 	return verdict_refuse_early(&in, v);
 }
 
+/* Set while step 5's child measures: that child, and its threads, inherit it. */
+static _Atomic bool measuring_in_child ON_LOAD_PAGE;
+
 /* The record measured now (step 5), kept for step 9. */
 static struct cache_record measured_record;
 
@@ -274,7 +277,10 @@ static const struct cache_record *step5_measure(const struct option_values *o,
 {
 	struct measurement m;
 	const char *why = NULL;
-	if (record_measure(o, key, f->record, &measured_record, &m, &why) != 0) {
+	atomic_store_explicit(&measuring_in_child, true, memory_order_relaxed);
+	int rc = record_measure(o, key, f->record, &measured_record, &m, &why);
+	atomic_store_explicit(&measuring_in_child, false, memory_order_relaxed);
+	if (rc != 0) {
 		pass_through(why);
 		return NULL;
 	}
@@ -608,6 +614,8 @@ static void decide(void)
  * thread of its own deciding: it decides itself. */
 enum { PHASE_UNDECIDED, PHASE_DECIDING, PHASE_DECIDED };
 static _Atomic uint64_t phase_word ON_LOAD_PAGE;
+/* The deciding thread (pthread_self()), which a fork child made by it keeps. */
+static _Atomic uintptr_t decider ON_LOAD_PAGE;
 
 /* Counted only while a decision is under way: a shared line, written in that window
  * alone. */
@@ -639,13 +647,24 @@ bool gate_first_read(clockid_t clock, bool force)
 	if (!loaded || (!force && !clock_would_decide(clock)))
 		return false;
 	uint64_t me = (uint64_t)syscall(SYS_getpid);
+	uintptr_t self = (uintptr_t)pthread_self();
 	if ((word & 3) == PHASE_DECIDING && word >> 2 == me) {
 		/* Under way in this process: pass through meanwhile, never wait. */
 		atomic_fetch_add_explicit(&passed_while_deciding, 1, memory_order_relaxed);
 		return false;
 	}
+	/* Under way in the process this one was forked from. A fork the decider itself made
+	 * (the estimator's child and its threads, whose allocator may read the clock) carries
+	 * on the decider's work and must never decide again; a fork another thread made has
+	 * no decider and takes over (one made during the measurement itself cannot tell
+	 * itself from the estimator's, and passes through for good: correct, unserved). */
+	if ((word & 3) == PHASE_DECIDING &&
+	    (atomic_load_explicit(&measuring_in_child, memory_order_relaxed) ||
+	     atomic_load_explicit(&decider, memory_order_relaxed) == self))
+		return false;
 	if (!atomic_compare_exchange_strong(&phase_word, &word, me << 2 | PHASE_DECIDING))
 		return gate_decided();
+	atomic_store_explicit(&decider, self, memory_order_relaxed);
 	uint64_t saved_mask;
 	bool blocked = block_all_signals(&saved_mask);
 	int cancel_state;

@@ -54,10 +54,10 @@ enum { FIELD_COUNT = sizeof fields / sizeof fields[0] };
 
 static void set_why(char *why, size_t size, const char *a, const char *b, const char *c)
 {
-	safefile_message(why, size, a, b ? b : "", c ? c : "", NULL);
+	text_line(why, size, a, b ? b : "", c ? c : "", NULL);
 }
 
-uint64_t cache_checksum(const char *data, size_t len)
+uint64_t fnv1a64(const char *data, size_t len)
 {
 	uint64_t hash = FNV_OFFSET_BASIS;
 	for (size_t i = 0; i < len; i++) {
@@ -193,7 +193,7 @@ int cache_format(const struct cache_file *file, char *buf, size_t size, char *wh
 		}
 	}
 	size_t body = t.len;
-	uint64_t sum = cache_checksum(buf, body);
+	uint64_t sum = fnv1a64(buf, body);
 	char hex[17];
 	for (int i = 15; i >= 0; i--, sum >>= 4)
 		hex[i] = "0123456789abcdef"[sum & 15];
@@ -332,7 +332,7 @@ int cache_parse(const char *data, size_t len, struct cache_file *out, char *why,
 		set_why(why, why_size, "truncated or malformed: the last line is not 'checksum=<16 hex digits>'", NULL, NULL);
 		return CACHE_CORRUPT;
 	}
-	if (stored != cache_checksum(data, (size_t)(sum_line - data))) {
+	if (stored != fnv1a64(data, (size_t)(sum_line - data))) {
 		set_why(why, why_size, "checksum mismatch", NULL, NULL);
 		return CACHE_CORRUPT;
 	}
@@ -374,7 +374,7 @@ int cache_read(const char *path, const struct safefile_trust *trust, char *buf, 
 		return rc;
 	char why[128];
 	if (cache_parse(buf, len, out, why, sizeof why) != CACHE_OK) {
-		safefile_message(err, err_size, path, ": corrupt: ", why, NULL);
+		text_line(err, err_size, path, ": corrupt: ", why, NULL);
 		return CACHE_CORRUPT;
 	}
 	return CACHE_OK;
@@ -386,7 +386,7 @@ int cache_write(const char *path, const struct cache_file *file, bool world_read
 	char why[128];
 	int len = cache_format(file, buf, size, why, sizeof why);
 	if (len < 0) {
-		safefile_message(err, err_size, path, ": not written: ", why, NULL);
+		text_line(err, err_size, path, ": not written: ", why, NULL);
 		return -1;
 	}
 	return safefile_write(path, buf, (size_t)len, world_readable, err, err_size);

@@ -93,8 +93,8 @@ enum cache_status {
 	CACHE_CORRUPT,   /* not a well-formed file of this format version */
 };
 
-/* FNV-1a 64 over len bytes: the file's checksum. */
-uint64_t cache_checksum(const char *data, size_t len);
+/* FNV-1a 64 over len bytes: the file's checksum, and the build-id's fold. */
+uint64_t fnv1a64(const char *data, size_t len);
 
 /* "$XDG_RUNTIME_DIR/tscshim.cache" when xdg_runtime_dir is set, absolute, and an existing
  * directory owned by the effective uid; else "/tmp/tscshim-<euid>.cache". The caller

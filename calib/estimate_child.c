@@ -15,15 +15,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static void copy_problem(struct measurement *m, const char *what)
-{
-	size_t n = strlen(what);
-	if (n >= sizeof m->problem)
-		n = sizeof m->problem - 1;
-	memcpy(m->problem, what, n);
-	m->problem[n] = '\0';
-}
-
 static __attribute__((noreturn, noinline)) void child(int fd, const struct estimate_config *config,
 					    uint64_t calibrate_ns)
 {
@@ -38,7 +29,7 @@ static __attribute__((noreturn, noinline)) void child(int fd, const struct estim
 	struct estimate_report report;
 	if (estimate_run(config, &report, err, sizeof err) != 0) {
 		m.analysis.verdict = ESTIMATE_INCONCLUSIVE;
-		copy_problem(&m, err);
+		text_line(m.problem, sizeof m.problem, err, NULL);
 	} else {
 		m.analysis = report.analysis;
 		m.cpu_count = report.cpu_count;
@@ -46,7 +37,7 @@ static __attribute__((noreturn, noinline)) void child(int fd, const struct estim
 		if (calibrate_rate(calibrate_ns, &rate, err, sizeof err) == 0)
 			m.rate_millihz = rate.rate_millihz;
 		else
-			copy_problem(&m, err);
+			text_line(m.problem, sizeof m.problem, err, NULL);
 	}
 	m.elapsed_ns = refclock_now_ns(CLOCK_MONOTONIC) - start;
 	ssize_t ignored = write(fd, &m, sizeof m); /* atomic: sizeof m < PIPE_BUF */
@@ -60,7 +51,7 @@ int measure_in_child(const struct estimate_config *config, uint64_t calibrate_ns
 	_Static_assert(sizeof(struct measurement) <= 4096, "one atomic pipe write (PIPE_BUF)");
 	int fds[2];
 	if (pipe2(fds, O_CLOEXEC) != 0) {
-		safefile_message(err, err_size, "estimator: no pipe: ", strerror(errno), NULL);
+		text_line(err, err_size, "estimator: no pipe: ", strerror(errno), NULL);
 		return -1;
 	}
 	uint64_t deadline = refclock_now_ns(CLOCK_MONOTONIC) + wait_ns;
@@ -80,7 +71,7 @@ int measure_in_child(const struct estimate_config *config, uint64_t calibrate_ns
 	close(fds[1]);
 	if (pid < 0) {
 		close(fds[0]);
-		safefile_message(err, err_size, "estimator: cannot start a child process: ",
+		text_line(err, err_size, "estimator: cannot start a child process: ",
 				 strerror(errno), NULL);
 		return -1;
 	}
@@ -95,7 +86,7 @@ int measure_in_child(const struct estimate_config *config, uint64_t calibrate_ns
 	for (;;) {
 		uint64_t now = refclock_now_ns(CLOCK_MONOTONIC);
 		if (now >= deadline) {
-			safefile_message(err, err_size, "estimator: no answer within the budget; child killed", NULL);
+			text_line(err, err_size, "estimator: no answer within the budget; child killed", NULL);
 			break;
 		}
 		struct timespec left = {.tv_sec = (time_t)((deadline - now) / 1000000000u),
@@ -111,7 +102,7 @@ int measure_in_child(const struct estimate_config *config, uint64_t calibrate_ns
 			continue;
 		if (r <= 0) {
 			/* The child died without answering: a filter killed it, or it crashed. */
-			safefile_message(err, err_size, "estimator: the child process ended without an answer",
+			text_line(err, err_size, "estimator: the child process ended without an answer",
 					 NULL);
 			break;
 		}

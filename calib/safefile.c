@@ -19,25 +19,6 @@
 /* Retries after a signal are bounded too: a file that keeps failing is not worth it. */
 enum { EINTR_RETRIES = 64, TEMP_ATTEMPTS = 16 };
 
-static void printable(char *s)
-{
-	for (; *s; s++)
-		if ((unsigned char)*s < 0x20 || *s == 0x7f)
-			*s = '?';
-}
-
-void safefile_message(char *buf, size_t size, const char *first, ...)
-{
-	if (!buf || size == 0)
-		return;
-	struct text t = text_start(buf, size);
-	va_list ap;
-	va_start(ap, first);
-	for (const char *part = first; part; part = va_arg(ap, const char *))
-		text_add(&t, part);
-	va_end(ap);
-	printable(buf);
-}
 
 static const char *number(char buf[24], uint64_t v)
 {
@@ -67,7 +48,7 @@ static int open_directory(const char *path, char *err, size_t err_size)
 		dir[0] = '/';
 		len = 1;
 	} else if (len >= sizeof dir) {
-		safefile_message(err, err_size, path, ": path too long", NULL);
+		text_line(err, err_size, path, ": path too long", NULL);
 		errno = ENAMETOOLONG;
 		return -1;
 	} else {
@@ -81,7 +62,7 @@ static int open_directory(const char *path, char *err, size_t err_size)
 		/* O_DIRECTORY|O_NOFOLLOW on a symlink fails with ENOTDIR, not ELOOP. */
 		if (e == ENOTDIR && lstat(dir, &st) == 0 && S_ISLNK(st.st_mode))
 			e = ELOOP;
-		safefile_message(err, err_size, path, ": ", e == ELOOP ? "not trusted: its directory is a symbolic link"
+		text_line(err, err_size, path, ": ", e == ELOOP ? "not trusted: its directory is a symbolic link"
 				 : strerror(e), NULL);
 		errno = e;
 	}
@@ -93,12 +74,12 @@ static int check_owner_mode(const char *path, const char *what, const struct sta
 {
 	char n1[24], n2[24], m[8];
 	if (st->st_uid != owner) {
-		safefile_message(err, err_size, path, ": not trusted: ", what, " owned by uid ",
+		text_line(err, err_size, path, ": not trusted: ", what, " owned by uid ",
 				 number(n1, st->st_uid), ", not ", number(n2, owner), NULL);
 		return -1;
 	}
 	if (st->st_mode & (S_IWGRP | S_IWOTH)) {
-		safefile_message(err, err_size, path, ": not trusted: ", what,
+		text_line(err, err_size, path, ": not trusted: ", what,
 				 " writable by group or others (mode ",
 				 octal_mode(m, (unsigned)(st->st_mode & 07777)), ")", NULL);
 		return -1;
@@ -136,14 +117,14 @@ int safefile_read(const char *path, const struct safefile_trust *trust, char *bu
 		close(dirfd);
 	if (fd < 0) {
 		if (e == ENOENT || e == ENOTDIR) {
-			safefile_message(err, err_size, path, ": does not exist yet", NULL);
+			text_line(err, err_size, path, ": does not exist yet", NULL);
 			return SAFEFILE_MISSING;
 		}
 		if (e == ELOOP) {
-			safefile_message(err, err_size, path, ": not trusted: a symbolic link", NULL);
+			text_line(err, err_size, path, ": not trusted: a symbolic link", NULL);
 			return SAFEFILE_UNTRUSTED;
 		}
-		safefile_message(err, err_size, path, ": cannot open: ", strerror(e), NULL);
+		text_line(err, err_size, path, ": cannot open: ", strerror(e), NULL);
 		return SAFEFILE_IO_ERROR;
 	}
 
@@ -151,16 +132,16 @@ int safefile_read(const char *path, const struct safefile_trust *trust, char *bu
 	int status = SAFEFILE_OK;
 	char n[24];
 	if (fstat(fd, &st) != 0) {
-		safefile_message(err, err_size, path, ": cannot stat: ", strerror(errno), NULL);
+		text_line(err, err_size, path, ": cannot stat: ", strerror(errno), NULL);
 		status = SAFEFILE_IO_ERROR;
 	} else if (!S_ISREG(st.st_mode)) {
-		safefile_message(err, err_size, path, ": not trusted: ",
+		text_line(err, err_size, path, ": not trusted: ",
 				 S_ISDIR(st.st_mode) ? "a directory" : "not a regular file", NULL);
 		status = SAFEFILE_UNTRUSTED;
 	} else if (check_owner_mode(path, "the file", &st, trust->owner, err, err_size) != 0) {
 		status = SAFEFILE_UNTRUSTED;
 	} else if ((uint64_t)st.st_size > trust->max_size || size <= trust->max_size) {
-		safefile_message(err, err_size, path, ": not trusted: larger than ",
+		text_line(err, err_size, path, ": not trusted: larger than ",
 				 number(n, trust->max_size), " bytes", NULL);
 		status = SAFEFILE_UNTRUSTED;
 	}
@@ -177,7 +158,7 @@ int safefile_read(const char *path, const struct safefile_trust *trust, char *bu
 		if (got < 0 && errno == EINTR && retries++ < EINTR_RETRIES)
 			continue;
 		if (got < 0) {
-			safefile_message(err, err_size, path, ": cannot read: ", strerror(errno), NULL);
+			text_line(err, err_size, path, ": cannot read: ", strerror(errno), NULL);
 			close(fd);
 			return SAFEFILE_IO_ERROR;
 		}
@@ -187,7 +168,7 @@ int safefile_read(const char *path, const struct safefile_trust *trust, char *bu
 	}
 	close(fd);
 	if (total > trust->max_size) {
-		safefile_message(err, err_size, path, ": not trusted: larger than ",
+		text_line(err, err_size, path, ": not trusted: larger than ",
 				 number(n, trust->max_size), " bytes", NULL);
 		return SAFEFILE_UNTRUSTED;
 	}
@@ -225,7 +206,7 @@ int safefile_write(const char *path, const char *data, size_t len, int world_rea
 	struct stat st;
 	if (lstat(path, &st) == 0) {
 		if (!S_ISREG(st.st_mode)) {
-			safefile_message(err, err_size, path, ": not written: ",
+			text_line(err, err_size, path, ": not written: ",
 					 S_ISLNK(st.st_mode)   ? "a symbolic link is"
 					 : S_ISDIR(st.st_mode) ? "a directory is"
 							       : "something other than a regular file is",
@@ -233,7 +214,7 @@ int safefile_write(const char *path, const char *data, size_t len, int world_rea
 			return -1;
 		}
 	} else if (errno != ENOENT) {
-		safefile_message(err, err_size, path, ": not written: ", strerror(errno), NULL);
+		text_line(err, err_size, path, ": not written: ", strerror(errno), NULL);
 		return -1;
 	}
 
@@ -253,7 +234,7 @@ int safefile_write(const char *path, const char *data, size_t len, int world_rea
 		hex[16] = '\0';
 		text_add(&t, hex);
 		if (t.truncated) {
-			safefile_message(err, err_size, path, ": not written: path too long", NULL);
+			text_line(err, err_size, path, ": not written: path too long", NULL);
 			return -1;
 		}
 		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -261,7 +242,7 @@ int safefile_write(const char *path, const char *data, size_t len, int world_rea
 			break;
 	}
 	if (fd < 0) {
-		safefile_message(err, err_size, path, ": not written: cannot create a temporary file: ",
+		text_line(err, err_size, path, ": not written: cannot create a temporary file: ",
 				 strerror(errno), NULL);
 		return -1;
 	}
@@ -285,7 +266,7 @@ int safefile_write(const char *path, const char *data, size_t len, int world_rea
 	}
 	if (step) {
 		unlink(tmp);
-		safefile_message(err, err_size, path, ": not written: ", step, ": ", strerror(e), NULL);
+		text_line(err, err_size, path, ": not written: ", step, ": ", strerror(e), NULL);
 		return -1;
 	}
 	return 0;

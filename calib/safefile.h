@@ -9,6 +9,8 @@
 #define CALIB_SAFEFILE_H
 
 #include <stddef.h>
+
+#include "text.h"
 #include <sys/types.h>
 
 /* Longest path these functions take (the options bound theirs to 511 bytes): buffers
@@ -42,9 +44,5 @@ int safefile_read(const char *path, const struct safefile_trust *trust, char *bu
 int safefile_write(const char *path, const char *data, size_t len, int world_readable,
 		   char *err, size_t err_size);
 
-/* One printable line: parts joined, control characters shown as '?'. For callers that
- * build messages without printf. NULL ends the list. */
-void safefile_message(char *buf, size_t size, const char *first, ...)
-	__attribute__((sentinel));
 
 #endif

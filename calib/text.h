@@ -46,4 +46,9 @@ static inline void text_add_u64(struct text *t, uint64_t v)
 	text_add(t, digits + i);
 }
 
+/* One printable line in buf: the parts joined, cut at size, control characters shown as
+ * '?' (a path or a value from the environment cannot break the line). NULL ends the
+ * list. Also a bounded string copy: text_line(buf, size, s, NULL). */
+void text_line(char *buf, size_t size, const char *first, ...) __attribute__((sentinel));
+
 #endif

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-uint64_t ticks_to_ns(uint64_t ticks, uint64_t rate_millihz)
+uint64_t ticks_at_rate_to_ns(uint64_t ticks, uint64_t rate_millihz)
 {
 	if (rate_millihz == 0 || ticks == UINT64_MAX)
 		return UINT64_MAX;
@@ -41,7 +41,7 @@ void verdict_decide(const struct verdict_inputs *in, struct verdict *out)
 	const struct estimate_analysis *a = in->analysis;
 	if (verdict_refuse_early(in, out))
 		return;
-	out->max_shift_ns = a ? ticks_to_ns(a->max_shift_ticks, in->rate_millihz) : UINT64_MAX;
+	out->max_shift_ns = a ? ticks_at_rate_to_ns(a->max_shift_ticks, in->rate_millihz) : UINT64_MAX;
 
 	if (in->rate_millihz == 0) {
 		snprintf(out->reason, sizeof out->reason, "the counter's rate is unknown");

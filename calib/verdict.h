@@ -33,6 +33,6 @@ void verdict_decide(const struct verdict_inputs *in, struct verdict *out);
 bool verdict_refuse_early(const struct verdict_inputs *in, struct verdict *out);
 
 /* ticks * 1e9 / rate, saturating. */
-uint64_t ticks_to_ns(uint64_t ticks, uint64_t rate_millihz);
+uint64_t ticks_at_rate_to_ns(uint64_t ticks, uint64_t rate_millihz);
 
 #endif

@@ -49,20 +49,29 @@ static double median_of(double *v, int n)
 	return samples_median(v, (size_t)n);
 }
 
+/* env: `first` (NULL-terminated), then this process's environment without LD_PRELOAD
+ * and the TSCSHIM_ settings. */
+static void child_environment(char **env, const char *const *first)
+{
+	int k = 0;
+	for (int i = 0; first[i]; i++)
+		env[k++] = (char *)first[i];
+	for (char **e = environ; *e && k < ENV_MAX - 1; e++)
+		if (strncmp(*e, "LD_PRELOAD=", 11) != 0 && strncmp(*e, "TSCSHIM_", 8) != 0)
+			env[k++] = *e;
+	env[k] = NULL;
+}
+
 /* One start: wall time in us and minor faults, or -1 when it could not run or failed. */
 static int run_once(const struct start_case *c, double *wall_us, double *faults)
 {
 	char *env[ENV_MAX];
 	char preload[PATH_MAX + 16];
-	int k = 0;
 	snprintf(preload, sizeof preload, "LD_PRELOAD=%s", c->preload);
-	env[k++] = preload;
-	for (int i = 0; c->settings[i]; i++)
-		env[k++] = (char *)c->settings[i];
-	for (char **e = environ; *e && k < ENV_MAX - 1; e++)
-		if (strncmp(*e, "LD_PRELOAD=", 11) != 0 && strncmp(*e, "TSCSHIM_", 8) != 0)
-			env[k++] = *e;
-	env[k] = NULL;
+	const char *first[6] = {preload};
+	for (int i = 0; c->settings[i] && i < 4; i++)
+		first[i + 1] = c->settings[i];
+	child_environment(env, first);
 	posix_spawn_file_actions_t actions;
 	posix_spawn_file_actions_init(&actions);
 	posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
@@ -107,13 +116,8 @@ static bool system_record(const char *library, char *path, size_t size, char *di
 	snprintf(library_setting, sizeof library_setting, "TSCSHIM_LIBRARY=%s", library);
 	char *argv[] = {self, "calib", "--save", NULL};
 	char *env[ENV_MAX];
-	int k = 0;
-	env[k++] = setting;
-	env[k++] = library_setting;
-	for (char **e = environ; *e && k < ENV_MAX - 1; e++)
-		if (strncmp(*e, "TSCSHIM_SYSTEM_RECORD=", 22) != 0 && strncmp(*e, "TSCSHIM_LIBRARY=", 16) != 0)
-			env[k++] = *e;
-	env[k] = NULL;
+	const char *first[] = {setting, library_setting, NULL};
+	child_environment(env, first);
 	posix_spawn_file_actions_t actions;
 	posix_spawn_file_actions_init(&actions);
 	posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);

@@ -42,7 +42,7 @@ static uint64_t build_id_in(const struct dl_phdr_info *info, const ElfW(Phdr) *p
 		const unsigned char *name_at = p + sizeof *n;
 		if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 && memcmp(name_at, "GNU", 4) == 0 &&
 		    n->n_descsz > 0)
-			return cache_checksum((const char *)name_at + name, n->n_descsz) | 1;
+			return fnv1a64((const char *)name_at + name, n->n_descsz) | 1;
 		p += sizeof *n + name + desc;
 		left -= sizeof *n + name + desc;
 	}

@@ -165,7 +165,7 @@ static bool clock_would_decide(clockid_t clock)
 
 static void pass_through(const char *reason)
 {
-	safefile_message(gate_result.reason, sizeof gate_result.reason, reason, NULL);
+	text_line(gate_result.reason, sizeof gate_result.reason, reason, NULL);
 	gate_result.active = false;
 }
 
@@ -551,7 +551,7 @@ static __attribute__((noinline)) void decide_from_options(const struct option_va
 	struct verdict v;
 	counter_identity(&found, &id);
 	if (step4_counter_refuses(o, &id, &v)) {
-		safefile_message(gate_result.reason, sizeof gate_result.reason, v.reason, NULL);
+		text_line(gate_result.reason, sizeof gate_result.reason, v.reason, NULL);
 		step9_keep(&found, NULL, false);
 		return;
 	}

@@ -108,7 +108,7 @@ const struct cache_record *record_from_cache(const char *path, const struct cach
 	if (rc != CACHE_OK) {
 		buffers.cache.count = 0;
 		if (rc != CACHE_MISSING)
-			safefile_message(buffers.note, sizeof buffers.note, buffers.err, NULL);
+			text_line(buffers.note, sizeof buffers.note, buffers.err, NULL);
 		if (say_level >= 2 || (rc != CACHE_MISSING && say_level >= 1))
 			say("cache ", buffers.err, "; measuring and rewriting it", NULL);
 		return NULL;
@@ -176,7 +176,7 @@ int record_measure(const struct option_values *o, const struct cache_key *key,
 	if (measure_in_child(&config, calibrate_ns, wait_ns, m, buffers.err, sizeof buffers.err) != 0) {
 		memset(m, 0, sizeof *m);
 		m->analysis.verdict = ESTIMATE_INCONCLUSIVE;
-		safefile_message(m->problem, sizeof m->problem, buffers.err, NULL);
+		text_line(m->problem, sizeof m->problem, buffers.err, NULL);
 	}
 	if (m->problem[0] && seccomp == 2) {
 		/* A filter's rules cannot be read back: say that one is there. */
@@ -186,7 +186,7 @@ int record_measure(const struct option_values *o, const struct cache_key *key,
 	if (m->problem[0] && say_level >= 1)
 		say(m->problem, NULL);
 	memset(out, 0, sizeof *out);
-	safefile_message(out->boot_id, sizeof out->boot_id, key->boot_id, NULL);
+	text_line(out->boot_id, sizeof out->boot_id, key->boot_id, NULL);
 	out->cpu_signature = key->cpu_signature;
 	out->counter_invariant = 1; /* measured only after step 4 found it invariant */
 	out->cpus = *key->cpus;
@@ -206,7 +206,7 @@ void record_keep(const char *path, const struct cache_record *rec)
 	cache_insert(&buffers.cache, rec);
 	if (cache_write(path, &buffers.cache, false, buffers.file, sizeof buffers.file, buffers.err,
 			sizeof buffers.err) != 0) {
-		safefile_message(buffers.note, sizeof buffers.note, buffers.err, "; every start measures", NULL);
+		text_line(buffers.note, sizeof buffers.note, buffers.err, "; every start measures", NULL);
 		if (say_level >= 1)
 			say("cache ", buffers.note, NULL);
 	} else {

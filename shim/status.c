@@ -7,6 +7,7 @@
 #include "stats.h"
 
 #include "stats_line.h"
+#include "text.h"
 
 #include <stddef.h>
 #include <stdio.h>
@@ -20,11 +21,7 @@
 
 static void copy_reason(struct tscshim_status *out, const char *text)
 {
-	size_t n = strlen(text);
-	if (n >= sizeof out->reason)
-		n = sizeof out->reason - 1;
-	memcpy(out->reason, text, n);
-	out->reason[n] = '\0';
+	text_line(out->reason, sizeof out->reason, text, NULL);
 }
 
 void status_fill(struct tscshim_status *out)

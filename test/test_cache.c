@@ -162,7 +162,7 @@ static void write_with_checksum(const char *p, const char *body)
 {
 	char buf[2 * CACHE_MAX_SIZE];
 	int n = snprintf(buf, sizeof buf, "%schecksum=%016llx\n", body,
-			 (unsigned long long)cache_checksum(body, strlen(body)));
+			 (unsigned long long)fnv1a64(body, strlen(body)));
 	write_bytes(p, buf, (size_t)n);
 }
 
@@ -260,7 +260,7 @@ static void format_is_the_documented_text(void)
 	CHECK(strncmp(buf, expect_body, body) == 0);
 	char expect_sum[32];
 	snprintf(expect_sum, sizeof expect_sum, "checksum=%016llx\n",
-		 (unsigned long long)cache_checksum(expect_body, body));
+		 (unsigned long long)fnv1a64(expect_body, body));
 	CHECK(strcmp(buf + body, expect_sum) == 0);
 	CHECK(cache_format(&f, buf, 64, why, sizeof why) == -1);
 	f.count = 0;
@@ -879,7 +879,7 @@ static void default_path_choices(void)
 	CHECK(cache_default_path(NULL, buf, 0) == -1);
 	CHECK(cache_default_path(NULL, buf, strlen(expect) + 1) == 0);
 	/* FNV-1a 64 reference value for "a". */
-	CHECK_EQ_U64(cache_checksum("a", 1), 0xaf63dc4c8601ec8cull);
+	CHECK_EQ_U64(fnv1a64("a", 1), 0xaf63dc4c8601ec8cull);
 	remove_dir();
 }
 

@@ -30,7 +30,7 @@ long ab_run_count(const struct ab_config *c)
 }
 
 /* min, median and max of what is kept. */
-static void describe(const double *v, size_t n, struct ab_spread *out)
+static void spread_of(const double *v, size_t n, struct ab_spread *out)
 {
 	out->n = n;
 	out->median = ab_median(v, n);
@@ -69,7 +69,7 @@ static void summarize_quantity(const struct ab_config *c, const struct ab_run *r
 		for (long i = 0; i < ab_run_count(c); i++)
 			if (runs[i].variant == var && !dropped(c, s, q, i) && value_of(&runs[i], q, &v[n]))
 				n++;
-		describe(v, n, &s->q[q][var]);
+		spread_of(v, n, &s->q[q][var]);
 		if (var == 0)
 			continue;
 		/* Pair by pair: the runs of one round are neighbours in time. */
@@ -95,7 +95,7 @@ static void describe_time(const struct ab_config *c, const struct ab_run *runs, 
 	for (long i = 0; i < ab_run_count(c); i++)
 		if (runs[i].variant == var && !dropped(c, s, 0, i))
 			v[k++] = system ? runs[i].sys : runs[i].user;
-	describe(v, k, out);
+	spread_of(v, k, out);
 }
 
 int ab_summarize(const struct ab_config *c, const struct ab_run *runs, struct ab_summary *s)

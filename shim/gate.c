@@ -74,7 +74,7 @@ static bool loaded ON_LOAD_PAGE;
 /* The decision ran in the constructor: a cold start (for the verbose line). */
 static bool decided_at_load ON_LOAD_PAGE;
 
-static const char *lookup_environment(const char *name)
+static const char *environment_at_load(const char *name)
 {
 	return getenv(name);
 }
@@ -108,7 +108,7 @@ bool gate_load(void)
 		return cold_start(&defaults);
 	}
 	options.from_environment = true;
-	if (options_load(&options.values, lookup_environment, options_message, sizeof options_message) != 0) {
+	if (options_load(&options.values, environment_at_load, options_message, sizeof options_message) != 0) {
 		options.invalid = options_message;
 		say(options.invalid, "; passing every call to the real clock", NULL);
 		return false;

@@ -42,7 +42,7 @@ static inline bool is_null(const void *p)
 	return p == NULL;
 }
 
-static inline void count(unsigned slot, bool served)
+static inline void count_call(unsigned slot, bool served)
 {
 	if (stats_enabled)
 		stats_count(slot, served);
@@ -67,7 +67,7 @@ static __attribute__((noinline)) int clock_gettime_pass_rare(clockid_t clock, st
 {
 	if (!is_null(ts) && decided_by_this_read(clock))
 		return serve_clock_gettime(clock, ts);
-	count(served_clock_slot(clock), false);
+	count_call(served_clock_slot(clock), false);
 	return real_clock_gettime(clock, ts);
 }
 
@@ -82,7 +82,7 @@ static __attribute__((noinline)) int clock_gettime_pass(clockid_t clock, struct 
 static __attribute__((noinline)) int clock_gettime_slow(struct timespec *ts, struct pending_read pending)
 {
 	if (clock_read_slow(pending.clock, ts, pending.t)) {
-		count(pending.clock, true);
+		count_call(pending.clock, true);
 		return 0;
 	}
 	return clock_gettime_pass(clock_table[pending.clock].id, ts);
@@ -93,7 +93,7 @@ static inline __attribute__((always_inline)) int serve(clockid_t clock, struct t
 	struct pending_read pending = {0, 0};
 	enum read_result r = is_null(ts) ? READ_PASS : clock_read(clock, ts, &pending);
 	if (__builtin_expect(r == READ_SERVED, 1)) {
-		count(served_clock_slot(clock), true);
+		count_call(served_clock_slot(clock), true);
 		return 0;
 	}
 	if (r == READ_SLOW)
@@ -129,7 +129,7 @@ static __attribute__((noinline)) int gettimeofday_pass_rare(struct timeval *tv, 
 	/* A timezone request is obsolete but must still reach the real function. */
 	if (!is_null(tv) && !tz && decided_by_this_read(CLOCK_REALTIME))
 		return gettimeofday(tv, tz);
-	count(SERVED_REALTIME, false);
+	count_call(SERVED_REALTIME, false);
 	gettimeofday_fn *fn = (gettimeofday_fn *)real_function(REAL_GETTIMEOFDAY);
 	if (fn)
 		return fn(tv, tz);
@@ -148,7 +148,7 @@ static __attribute__((noinline)) int gettimeofday_slow(struct timeval *tv, struc
 {
 	struct timespec ts;
 	if (clock_read_slow(pending.clock, &ts, pending.t)) {
-		count(SERVED_REALTIME, true);
+		count_call(SERVED_REALTIME, true);
 		timespec_to_timeval(&ts, tv);
 		return 0;
 	}
@@ -161,7 +161,7 @@ SHIM_EXPORT int gettimeofday(struct timeval *tv, void *tz)
 	struct pending_read pending = {0, 0};
 	enum read_result r = is_null(tv) || tz ? READ_PASS : clock_read(CLOCK_REALTIME, &ts, &pending);
 	if (__builtin_expect(r == READ_SERVED, 1)) {
-		count(SERVED_REALTIME, true);
+		count_call(SERVED_REALTIME, true);
 		timespec_to_timeval(&ts, tv);
 		return 0;
 	}
@@ -176,7 +176,7 @@ static __attribute__((noinline)) int timespec_get_pass_rare(struct timespec *ts,
 {
 	if (base == TIME_UTC && !is_null(ts) && decided_by_this_read(CLOCK_REALTIME))
 		return timespec_get(ts, base);
-	count(SERVED_REALTIME, false);
+	count_call(SERVED_REALTIME, false);
 	timespec_get_fn *fn = (timespec_get_fn *)real_function(REAL_TIMESPEC_GET);
 	if (fn)
 		return fn(ts, base);
@@ -196,7 +196,7 @@ static __attribute__((noinline)) int timespec_get_pass(struct timespec *ts, int 
 static __attribute__((noinline)) int timespec_get_slow(struct timespec *ts, struct pending_read pending)
 {
 	if (clock_read_slow(pending.clock, ts, pending.t)) {
-		count(SERVED_REALTIME, true);
+		count_call(SERVED_REALTIME, true);
 		return TIME_UTC;
 	}
 	return timespec_get_pass(ts, TIME_UTC);
@@ -208,7 +208,7 @@ SHIM_EXPORT int timespec_get(struct timespec *ts, int base)
 	enum read_result r = base != TIME_UTC || is_null(ts) ? READ_PASS
 							     : clock_read(CLOCK_REALTIME, ts, &pending);
 	if (__builtin_expect(r == READ_SERVED, 1)) {
-		count(SERVED_REALTIME, true);
+		count_call(SERVED_REALTIME, true);
 		return base;
 	}
 	if (r == READ_SLOW)

@@ -2,7 +2,7 @@
 CC      ?= cc
 CFLAGS  ?= -O2 -g
 WARN    := -Wall -Wextra -Werror
-BASE    := -std=gnu11 -fno-math-errno -fPIC -fvisibility=hidden -pthread -Icalib -Iinclude
+BASE    := -std=gnu11 -fno-math-errno -fPIC -fvisibility=hidden -ffunction-sections -fdata-sections -pthread -Icalib -Iinclude
 ALL_CFLAGS = $(BASE) $(WARN) $(CPPFLAGS) $(CFLAGS)
 LDLIBS  := -pthread
 
@@ -63,7 +63,7 @@ $(B)/cli/util.o: ALL_CFLAGS += -I$(B)
 # costs it caches (shim/build_id.c).
 $(B)/libtscshim.so: $(SHIM_OBJ) $(B)/libtsccalib.a shim/exports.map
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=shim/exports.map \
-		-Wl,-z,now -Wl,--build-id $(SHIM_OBJ) $(B)/libtsccalib.a -o $@ $(LDLIBS) -ldl
+		-Wl,-z,now -Wl,--gc-sections -Wl,--build-id $(SHIM_OBJ) $(B)/libtsccalib.a -o $@ $(LDLIBS) -ldl
 
 # The same shim with test hooks (shim/test_points.h): tests pause, signal or jump out of a
 # writer at a chosen point through it. Never installed; exports one more symbol.

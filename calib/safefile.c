@@ -62,8 +62,10 @@ static int open_directory(const char *path, char *err, size_t err_size)
 		/* O_DIRECTORY|O_NOFOLLOW on a symlink fails with ENOTDIR, not ELOOP. */
 		if (e == ENOTDIR && lstat(dir, &st) == 0 && S_ISLNK(st.st_mode))
 			e = ELOOP;
+		/* A missing directory is the common case (no machine-wide record): a fixed text,
+		 * as strerror would fault in libc's message tables for a line rarely shown. */
 		text_line(err, err_size, path, ": ", e == ELOOP ? "not trusted: its directory is a symbolic link"
-				 : strerror(e), NULL);
+				 : e == ENOENT ? "does not exist yet" : strerror(e), NULL);
 		errno = e;
 	}
 	return fd;

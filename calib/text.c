@@ -2,6 +2,30 @@
 
 #include <stdarg.h>
 
+void text_add(struct text *t, const char *s)
+{
+	for (; *s; s++) {
+		if (t->len + 1 >= t->size) {
+			t->truncated = 1;
+			return;
+		}
+		t->buf[t->len++] = *s;
+		t->buf[t->len] = '\0';
+	}
+}
+
+void text_add_u64(struct text *t, uint64_t v)
+{
+	char digits[21];
+	int i = 20;
+	digits[i] = '\0';
+	do {
+		digits[--i] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	text_add(t, digits + i);
+}
+
 void text_line(char *buf, size_t size, const char *first, ...)
 {
 	if (!buf || size == 0)

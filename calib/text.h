@@ -22,29 +22,13 @@ static inline struct text text_start(char *buf, size_t size)
 	return (struct text){.buf = buf, .size = size};
 }
 
-static inline void text_add(struct text *t, const char *s)
-{
-	for (; *s; s++) {
-		if (t->len + 1 >= t->size) {
-			t->truncated = 1;
-			return;
-		}
-		t->buf[t->len++] = *s;
-		t->buf[t->len] = '\0';
-	}
-}
+/* Appends s, or as much of it as fits (then truncated is set). Out of line: these are
+ * on no hot path, and inlined at every call they made the library's code larger than one
+ * fault of its pages brings in. */
+void text_add(struct text *t, const char *s);
 
-static inline void text_add_u64(struct text *t, uint64_t v)
-{
-	char digits[21];
-	int i = 20;
-	digits[i] = '\0';
-	do {
-		digits[--i] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	text_add(t, digits + i);
-}
+/* Appends v in decimal. */
+void text_add_u64(struct text *t, uint64_t v);
 
 /* One printable line in buf: the parts joined, cut at size, control characters shown as
  * '?' (a path or a value from the environment cannot break the line). NULL ends the

@@ -67,24 +67,52 @@ static struct {
 	const char *invalid;    /* the options' message when one was invalid, else NULL */
 } options ON_LOAD_PAGE;
 static char options_message[256];
-static char options_paths[OPTION_COUNT][OPTION_TEXT_MAX];
+/* The path values given in the environment, one after another: on the load page, as a
+ * setting such as TSCSHIM_CACHE is common. The parser bounds each below
+ * OPTION_TEXT_MAX; three options take paths. */
+static char options_paths[3 * OPTION_TEXT_MAX] ON_LOAD_PAGE;
 
 /* 0 before the constructor ran (options unknown: pass through, do not decide), 1 after. */
 static bool loaded ON_LOAD_PAGE;
 /* The decision ran in the constructor: a cold start (for the verbose line). */
 static bool decided_at_load ON_LOAD_PAGE;
 
+/* "NAME=value": the value if the string names the variable, else NULL. Our own compare:
+ * a process that never reads a clock should not pay for faulting in libc's. */
+static const char *value_of(const char *entry, const char *name)
+{
+	for (; *name; name++, entry++)
+		if (*entry != *name)
+			return NULL;
+	return *entry == '=' ? entry + 1 : NULL;
+}
+
+static bool starts_with(const char *s, const char *prefix)
+{
+	for (; *prefix; prefix++, s++)
+		if (*s != *prefix)
+			return false;
+	return true;
+}
+
 static const char *environment_at_load(const char *name)
 {
-	return getenv(name);
+	extern char **environ;
+	for (char **e = environ; e && *e; e++) {
+		const char *value = value_of(*e, name);
+		if (value)
+			return value;
+	}
+	return NULL;
 }
 
 /* A cold start (no record can answer) measures at load, before the program's own
  * threads exist to compete with the estimator for the CPUs, as it always did; a warm one
  * leaves the decision to the first read of a served clock. */
-static bool cold_start(const struct option_values *o)
+static bool cold_start(bool disabled, bool serves_none, const char *system_record, const char *cache,
+		       const char *xdg_runtime_dir)
 {
-	if (o->num[OPT_DISABLE] || o->num[OPT_CLOCKS] == 0 || record_may_answer(o))
+	if (disabled || serves_none || record_may_answer(system_record, cache, xdg_runtime_dir))
 		return false;
 	decided_at_load = true;
 	return true;
@@ -99,13 +127,16 @@ bool gate_load(void)
 	if (getauxval(AT_SECURE))
 		return false;
 	bool any = false;
-	for (char **e = environ; e && *e && !any; e++)
-		any = strncmp(*e, "TSCSHIM_", 8) == 0;
+	const char *xdg = NULL;
+	for (char **e = environ; e && *e; e++) {
+		any = any || starts_with(*e, "TSCSHIM_");
+		xdg = xdg ? xdg : value_of(*e, "XDG_RUNTIME_DIR");
+	}
 	if (!any) {
-		/* The common case, a machine-wide install: nothing written, defaults later. */
-		struct option_values defaults;
-		options_set_defaults(&defaults);
-		return cold_start(&defaults);
+		/* The common case, a machine-wide install: nothing written, the defaults from the
+		 * table's own text, parsed by the decision if ever. */
+		return cold_start(false, false, option_table[OPT_SYSTEM_RECORD].default_text,
+				  option_table[OPT_CACHE].default_text, xdg);
 	}
 	options.from_environment = true;
 	if (options_load(&options.values, environment_at_load, options_message, sizeof options_message) != 0) {
@@ -113,19 +144,22 @@ bool gate_load(void)
 		say(options.invalid, "; passing every call to the real clock", NULL);
 		return false;
 	}
+	size_t used = 0;
 	for (int id = 0; id < OPTION_COUNT; id++) {
 		const char *text = options.values.text[id];
 		size_t len = strlen(text);
-		/* The parser bounds paths below the copy's size. */
-		if (!options.values.from_environment[id] || len == 0 || len >= sizeof options_paths[id])
+		if (!options.values.from_environment[id] || len == 0 || used + len + 1 > sizeof options_paths)
 			continue;
-		memcpy(options_paths[id], text, len + 1);
-		options.values.text[id] = options_paths[id];
+		memcpy(options_paths + used, text, len + 1);
+		options.values.text[id] = options_paths + used;
+		used += len + 1;
 	}
 	say_level = (unsigned)options.values.num[OPT_VERBOSE];
 	/* At load, so that stderr is compared with the one the process had then. */
 	stats_setup(options.values.text[OPT_STATS]);
-	return cold_start(&options.values);
+	const struct option_values *o = &options.values;
+	return cold_start(o->num[OPT_DISABLE] != 0, o->num[OPT_CLOCKS] == 0, o->text[OPT_SYSTEM_RECORD],
+			  o->text[OPT_CACHE], xdg);
 }
 
 /* The options the decision uses: the copy, or the defaults when no variable was set.

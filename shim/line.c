@@ -5,7 +5,7 @@
 #include <stddef.h>
 
 struct line_slot line_slots[LINE_SLOTS];
-struct fork_wiped wiped;
+AFTER_BSS struct fork_wiped wiped;
 ON_LOAD_PAGE struct clock_config clock_config;
 
 _Static_assert(sizeof(struct fork_wiped) == 4096, "the fork-wiped state fills its page, alone");

@@ -13,4 +13,9 @@
 
 #define ON_LOAD_PAGE __attribute__((section(".data.tscshim_load_page")))
 
+/* A page-aligned object in .bss would align all of .bss to a page, and put the small
+ * zeroed variables (the C runtime's among them, read at exit) on a page of their own:
+ * such objects go to .lbss instead, which the linker places after .bss. */
+#define AFTER_BSS __attribute__((section(".lbss")))
+
 #endif

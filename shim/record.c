@@ -1,9 +1,11 @@
 #define _GNU_SOURCE
 #include "record.h"
 
+#include "load_page.h"
 #include "say.h"
 
 #include "refclock.h"
+#include "kernel_clock.h"
 #include "safefile.h"
 #include "system.h"
 #include "text.h"
@@ -19,7 +21,7 @@
 /* Too big for the decision's stack, and needed once. The file buffer starts a page, and
  * the parsed records follow it: a warm decision reads a small file and touches two pages
  * of this, not four. */
-static struct {
+static AFTER_BSS struct {
 	_Alignas(4096) char file[CACHE_MAX_SIZE + 1];
 	struct cache_file cache;  /* the per-user cache as read (count 0: none usable) */
 	struct cache_file system; /* the machine-wide record as read */
@@ -59,23 +61,23 @@ const struct cache_record *record_from_system(const struct option_values *o,
 }
 
 /* The kernel's boot, as a wall-clock time in ns: REALTIME less BOOTTIME. */
+/* Through the system call, not the vDSO: at load, the vDSO's data pages are two more
+ * pages for a process that may never read a clock. */
 static uint64_t boot_wall_ns(void)
 {
-	return refclock_now_ns(CLOCK_REALTIME) - refclock_now_ns(CLOCK_BOOTTIME);
+	return kernel_clock_ns(CLOCK_REALTIME) - kernel_clock_ns(CLOCK_BOOTTIME);
 }
 
-bool record_may_answer(const struct option_values *o)
+bool record_may_answer(const char *system, const char *option, const char *xdg_runtime_dir)
 {
 	struct stat st;
-	const char *system = o->text[OPT_SYSTEM_RECORD];
 	if (system[0] == '/' && stat(system, &st) == 0 && S_ISREG(st.st_mode))
 		return true;
 	char path[SAFEFILE_PATH_MAX];
-	const char *option = o->text[OPT_CACHE];
 	if (strcmp(option, "off") == 0)
 		return false;
 	if (!option[0]) {
-		if (cache_default_path(getenv("XDG_RUNTIME_DIR"), path, sizeof path) != 0)
+		if (cache_default_path(xdg_runtime_dir, path, sizeof path) != 0)
 			return false;
 		option = path;
 	}

@@ -26,7 +26,7 @@ const struct cache_record *record_from_system(const struct option_values *o,
  * nothing can answer (a cold start, as bounded as ever) and otherwise to leave the
  * decision to the first clock read. A "may" that turns out wrong (a record for another
  * CPU set) only moves that measurement to the first read. */
-bool record_may_answer(const struct option_values *o);
+bool record_may_answer(const char *system_record, const char *cache, const char *xdg_runtime_dir);
 
 /* The per-user cache's path (the option, or the default), or NULL for none. */
 const char *record_cache_path(const struct option_values *o);

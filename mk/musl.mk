@@ -10,6 +10,7 @@
 # given then (make CPPFLAGS=-DTSCSHIM_LIBC_MUSL), since musl defines no macro of its own.
 
 MUSL_CC ?= musl-gcc
+export MUSL_CC # to bats/musl.bats, which skips where it is not found
 MUSL_B  := build-musl
 HAVE_MUSL_CC := $(shell command -v $(MUSL_CC) 2>/dev/null)
 

@@ -6,8 +6,8 @@
 # musl-gcc is found, and bats/musl.bats runs the musl suites (it skips them, naming the
 # package, where it is not). `make clean` removes build-musl/ too.
 #
-# On Alpine, where cc is musl's: `make` alone builds for musl; TSCSHIM_LIBC_MUSL must be
-# given then (make CPPFLAGS=-DTSCSHIM_LIBC_MUSL), since musl defines no macro of its own.
+# Not tried: a build on Alpine itself, where cc is musl's (TSCSHIM_LIBC_MUSL must then be
+# given by hand, since musl defines no macro of its own; calib/libc_kind.h).
 
 MUSL_CC ?= musl-gcc
 export MUSL_CC # to bats/musl.bats, which skips where it is not found

@@ -25,7 +25,11 @@ MUSL_GOALS = $(MUSL_B)/libtscshim.so $(MUSL_B)/tscshim $(TEST_SRC:test/%.c=$(MUS
 musl:
 	@[ -n "$(HAVE_MUSL_CC)" ] || { echo "make musl: $(MUSL_CC) not found: install musl-tools (apt-get install musl-tools)" >&2; exit 2; }
 	@$(MAKE) --no-print-directory B=$(MUSL_B) CC=$(MUSL_CC) CPPFLAGS="$(CPPFLAGS) -DTSCSHIM_LIBC_MUSL" \
-		TSCSHIM_MUSL_BUILD=1 $(MUSL_GOALS)
+		TSCSHIM_MUSL_BUILD=1 musl-goals
+
+# One goal for them all, so that an up-to-date build says nothing.
+musl-goals: $(MUSL_GOALS)
+	@:
 
 clean-musl:
 	rm -rf $(MUSL_B)
@@ -37,7 +41,7 @@ ifneq ($(HAVE_MUSL_CC),)
 test: musl
 endif
 
-.PHONY: musl clean-musl
+.PHONY: musl musl-goals clean-musl
 
 # Test programs of musl's own: the musl side of bats/musl.bats.
 $(B)/test/musl_%: test/musl_%.c include/tscshim.h test/kernel_clock.h

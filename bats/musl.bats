@@ -146,6 +146,7 @@ glibc_libc() { ldd "$GPROBE" | awk '/libc\.so\.6/ {print $3}'; }
 	cat "$stats"
 	[ "$status" -eq 0 ]
 	grep -q ' active=1 ' "$stats"
+	[ "$(stat_of "$stats" monotonic)" = "1/1" ]
 	[ "$(stat_of "$stats" realtime)" = "0/0" ]
 }
 
@@ -157,8 +158,10 @@ glibc_libc() { ldd "$GPROBE" | awk '/libc\.so\.6/ {print $3}'; }
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"violations=0"* ]]
 	[ "$(sed -n 's/.* resyncs=\([0-9]*\).*/\1/p' "$stats")" -gt 10 ]
+	# The counter served them, but for the calls the other threads made while the first
+	# one decided (they pass through): at least 99 %.
 	served=$(stat_of "$stats" monotonic)
-	[ "${served%/*}" -gt 0 ] && [ "${served%/*}" = "${served#*/}" ]
+	[ "${served%/*}" -gt 0 ] && [ $((${served%/*} * 100)) -ge $((${served#*/} * 99)) ]
 }
 
 @test "musl: fork from a threaded parent: children continue the line, never backwards, within the bound" {
@@ -390,14 +393,16 @@ container_cases() { # PROGRAM LIBRARY
 
 	root="$shared/root"
 	make_root "$root" "$1" "$2"
-	# The host's record: trusted, nothing measured, no cache written in the container.
+	# The host's record: trusted, the estimator not run. (The record holds the costs of the
+	# host command's build, glibc's: a musl process measures its own and caches them.)
 	run in_container "$root" "$host" status
 	echo "host's record: $output"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"from the machine-wide record"* ]]
 	[[ "$output" == *"active=1"* ]]
-	[ -z "$(ls "$root/tmp")" ]
+	[[ "$2" == "$MSHIM" ]] || [ -z "$(ls "$root/tmp")" ]
 	# Another boot's record: ignored; the process measures and caches in the image's /tmp.
+	rm -f "$root"/tmp/*
 	run in_container "$root" "$foreign" status
 	echo "foreign record: $output"
 	[ "$status" -eq 0 ]

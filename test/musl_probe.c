@@ -5,8 +5,10 @@
  *                                  timespec_get) against the clock_gettime system call;
  *                                  fails beyond BOUND_NS (gettimeofday: 1 us more, its
  *                                  truncation)
- *   musl_probe time N              N calls to time(): musl reads its clock inside libc,
- *                                  where no preload reaches (the stats show none)
+ *   musl_probe time N              one clock_gettime(CLOCK_MONOTONIC) (the shim decides at
+ *                                  a served clock's first read), then N calls to time():
+ *                                  musl reads its clock inside libc, where no preload
+ *                                  reaches (the stats show none)
  *   musl_probe threads             threads=<Threads: of /proc/self/status> active=...
  *                                  from_cache=... reason=...: what the shim left behind
  *                                  (probe_threads needs glibc's __libc_single_threaded)
@@ -86,6 +88,8 @@ static int entry(long n, int64_t bound)
 
 static int call_time(long n)
 {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
 	time_t last = 0;
 	for (long i = 0; i < n; i++) {
 		time_t t = time(NULL);

@@ -117,6 +117,7 @@ lint: all
 	@bash test/check-layers.sh $(B)
 
 .PHONY: all test unit clean lint FORCE
+include mk/musl.mk
 
 # ---- Install (doc/INSTALL.md) ----
 

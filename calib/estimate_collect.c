@@ -13,6 +13,7 @@
 #include "estimate.h"
 
 #include "counter.h"
+#include "libc_kind.h"
 #include "refclock.h"
 #include "system.h"
 
@@ -40,6 +41,8 @@ struct worker {
 	pthread_t thread;
 	struct collection *shared;
 	uint32_t index;
+	int pin_cpu;   /* >= 0: the thread pins itself there (no affinity attribute: musl) */
+	int pin_error; /* its errno if that failed */
 };
 
 /* After a successful CAS the winner still holds the line; pausing briefly lets the
@@ -64,6 +67,18 @@ static void *collect(void *arg)
 	struct worker *w = arg;
 	struct collection *c = w->shared;
 	uint64_t spins = 0;
+
+	/* Pinned before it counts as ready, so that every probe it takes is on its CPU. A
+	 * failure stops everyone, as a thread the attribute could not start would. */
+	if (w->pin_cpu >= 0) {
+		struct cpu_mask one;
+		memset(&one, 0, sizeof one);
+		cpu_mask_add(&one, (unsigned)w->pin_cpu);
+		if (sched_setaffinity(0, sizeof one.word, (cpu_set_t *)(void *)one.word) != 0) {
+			w->pin_error = errno;
+			atomic_store(&c->stop, true);
+		}
+	}
 
 	/* The workers release each other: when the last one arrives, all the others are
 	 * running, so nobody collects alone while a sibling is still waiting to be
@@ -140,8 +155,14 @@ static long collect_once(const int *cpu_ids, uint32_t cpus, uint64_t total, uint
 		struct cpu_mask one;
 		memset(&one, 0, sizeof one);
 		cpu_mask_add(&one, (unsigned)cpu_ids[started]);
-		rc = pthread_attr_setaffinity_np(&attr, sizeof one.word, (cpu_set_t *)(void *)one.word);
-		workers[started] = (struct worker){.shared = shared, .index = started};
+		workers[started] = (struct worker){.shared = shared, .index = started, .pin_cpu = -1};
+		/* Pinned through the creation attribute where the library has one (glibc),
+		 * else by the thread itself, first thing (musl). */
+		rc = libc_attr_setaffinity(&attr, &one);
+		if (rc == ENOSYS) {
+			workers[started].pin_cpu = cpu_ids[started];
+			rc = 0;
+		}
 		if (rc == 0)
 			rc = pthread_create(&workers[started].thread, &attr, collect, &workers[started]);
 		if (rc != 0)
@@ -172,12 +193,22 @@ static long collect_once(const int *cpu_ids, uint32_t cpus, uint64_t total, uint
 	for (uint32_t i = 0; i < started; i++)
 		pthread_join(workers[i].thread, NULL);
 	uint64_t got = atomic_load(&shared->next);
+	uint32_t unpinned = started;
+	for (uint32_t i = 0; i < started && unpinned == started; i++)
+		if (workers[i].pin_error)
+			unpinned = i;
+	int pin_error = unpinned < started ? workers[unpinned].pin_error : 0;
 	free(shared);
 	free(workers);
 
 	if (rc != 0) {
 		snprintf(err, err_size, "estimator: cannot start a thread on CPU %d: %s",
 			 cpu_ids[started < cpus ? started : cpus - 1], strerror(rc));
+		return -1;
+	}
+	if (pin_error) {
+		snprintf(err, err_size, "estimator: cannot pin a thread to CPU %d: %s",
+			 cpu_ids[unpinned], strerror(pin_error));
 		return -1;
 	}
 	/* Only the winner of slot s writes it, and every winner was joined: the first `got`

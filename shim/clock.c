@@ -42,6 +42,7 @@
 #include "real.h"
 #include "test_points.h"
 
+#include "libc_kind.h"
 #include "refclock.h"
 
 #include <pthread.h>
@@ -109,7 +110,7 @@ static void wiped_reset_in_child(void)
 static void setup_fork_wiped(void)
 {
 	if (madvise(&wiped, sizeof wiped, MADV_WIPEONFORK) != 0)
-		pthread_atfork(NULL, NULL, wiped_reset_in_child);
+		libc_atfork_child(wiped_reset_in_child);
 }
 
 /* ---- anchors ---- */

@@ -36,6 +36,7 @@
 #include "cache.h"
 #include "counter.h"
 #include "estimate.h"
+#include "libc_kind.h"
 #include "options.h"
 #include "refclock.h"
 #include "safefile.h"
@@ -74,6 +75,9 @@ static char options_paths[3 * OPTION_TEXT_MAX] ON_LOAD_PAGE;
 
 /* 0 before the constructor ran (options unknown: pass through, do not decide), 1 after. */
 static bool loaded ON_LOAD_PAGE;
+/* Set at load when the process runs on the other C library: why (the decision passes
+ * through and says so), else empty. */
+static char wrong_libc[160] ON_LOAD_PAGE; /* why, under the other C library; "" under ours */
 /* The decision ran in the constructor: a cold start (for the verbose line). */
 static bool decided_at_load ON_LOAD_PAGE;
 
@@ -126,6 +130,8 @@ bool gate_load(void)
 	 * and passes through). */
 	if (getauxval(AT_SECURE))
 		return false;
+	/* Preloaded into a program of the other C library: nothing measured at load. */
+	bool wrong = libc_check(wrong_libc, sizeof wrong_libc) != 0; /* empty when right */
 	bool any = false;
 	const char *xdg = NULL;
 	for (char **e = environ; e && *e; e++) {
@@ -135,8 +141,8 @@ bool gate_load(void)
 	if (!any) {
 		/* The common case, a machine-wide install: nothing written, the defaults from the
 		 * table's own text, parsed by the decision if ever. */
-		return cold_start(false, false, option_table[OPT_SYSTEM_RECORD].default_text,
-				  option_table[OPT_CACHE].default_text, xdg);
+		return !wrong && cold_start(false, false, option_table[OPT_SYSTEM_RECORD].default_text,
+					    option_table[OPT_CACHE].default_text, xdg);
 	}
 	options.from_environment = true;
 	if (options_load(&options.values, environment_at_load, options_message, sizeof options_message) != 0) {
@@ -158,8 +164,8 @@ bool gate_load(void)
 	/* At load, so that stderr is compared with the one the process had then. */
 	stats_setup(options.values.text[OPT_STATS]);
 	const struct option_values *o = &options.values;
-	return cold_start(o->num[OPT_DISABLE] != 0, o->num[OPT_CLOCKS] == 0, o->text[OPT_SYSTEM_RECORD],
-			  o->text[OPT_CACHE], xdg);
+	return !wrong && cold_start(o->num[OPT_DISABLE] != 0, o->num[OPT_CLOCKS] == 0,
+				    o->text[OPT_SYSTEM_RECORD], o->text[OPT_CACHE], xdg);
 }
 
 /* The options the decision uses: the copy, or the defaults when no variable was set.
@@ -628,6 +634,8 @@ static void decide(void)
 		pass_through("secure execution: environment and cache ignored, passing through");
 	} else if (options.invalid) {
 		pass_through(options.invalid);
+	} else if (wrong_libc[0]) {
+		pass_through(wrong_libc);
 	} else {
 		gate_result.served = (uint32_t)o->num[OPT_CLOCKS];
 		gate_result.fenced = o->num[OPT_FENCE] != 0;
@@ -639,7 +647,9 @@ static void decide(void)
 			decide_from_options(o);
 	}
 	gate_result.decide_ns = refclock_now_ns(CLOCK_MONOTONIC) - began;
-	if (say_level >= 1 && !options.invalid)
+	if (say_level >= 1 && !options.invalid && wrong_libc[0])
+		say("passing through: ", wrong_libc, NULL);
+	else if (say_level >= 1 && !options.invalid)
 		say_decision(o);
 }
 

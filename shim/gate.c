@@ -706,8 +706,13 @@ bool gate_first_read(clockid_t clock, bool force)
 	    (atomic_load_explicit(&measuring_in_child, memory_order_relaxed) ||
 	     atomic_load_explicit(&decider, memory_order_relaxed) == self))
 		return false;
-	if (!atomic_compare_exchange_strong(&phase_word, &word, me << 2 | PHASE_DECIDING))
-		return gate_decided();
+	if (!atomic_compare_exchange_strong(&phase_word, &word, me << 2 | PHASE_DECIDING)) {
+		/* Another thread began deciding between our load and our claim. */
+		if (gate_decided())
+			return true;
+		atomic_fetch_add_explicit(&passed_while_deciding, 1, memory_order_relaxed);
+		return false;
+	}
 	atomic_store_explicit(&decider, self, memory_order_relaxed);
 	uint64_t saved_mask;
 	bool blocked = block_all_signals(&saved_mask);

@@ -219,15 +219,18 @@ SHIM_EXPORT int timespec_get(struct timespec *ts, int base)
 /* ---- load ---- */
 
 /* Early, so that other libraries' constructors that run after ours find the options.
- * It does as little as a preload into every process of a machine can afford: the options
- * read, and whether a record exists; nothing looked up, measured or read, no CPUID,
- * unless nothing is recorded yet (a cold start), which measures here as it always did. */
+ * It does as little as a preload into every process of a machine can afford: the real
+ * clock_gettime looked up, the options read, and whether a record exists; nothing measured
+ * or read, no CPUID, unless nothing is recorded yet (a cold start), which measures here as
+ * it always did. */
 __attribute__((constructor(101))) static void shim_load(void)
 {
 	int saved = errno;
-	/* The real clock_gettime is looked up on first need (dlsym costs a process that
-	 * never reads a clock some pages of libc and the loader); until then the core
-	 * reads the kernel through it, which then looks it up. */
+	/* The real clock_gettime is looked up here, not at the first read: the decision reads
+	 * the kernel through it, and may run in a signal handler, where dlsym (its error
+	 * state is malloc'ed and freed) must not run. It costs a process that never reads a
+	 * clock a few pages of the loader. */
+	real_look_up(REAL_CLOCK_GETTIME);
 	refclock_gettime = real_clock_gettime;
 	if (gate_load())
 		gate_first_read(CLOCK_MONOTONIC, true);

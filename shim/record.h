@@ -11,7 +11,6 @@
 #include "cache.h"
 #include "estimate_child.h"
 #include "options.h"
-#include "tscshim.h"
 
 #include <stdint.h>
 

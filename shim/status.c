@@ -39,6 +39,7 @@ void status_fill(struct tscshim_status *out)
 			out->calls[c] = total[c][0] + total[c][1];
 		}
 	}
+	out->passed_while_deciding = gate_passed_while_deciding();
 	if (!gate_decided()) {
 		copy_reason(out, "not decided: no served clock has been read yet");
 		return;
@@ -78,7 +79,6 @@ void status_fill(struct tscshim_status *out)
 	out->largest_error_ns = cc.largest_error_ns;
 	out->kernel_reads = cc.kernel_reads;
 	out->lost_writes = cc.lost_writes;
-	out->passed_while_deciding = gate_passed_while_deciding();
 }
 
 /* The first `size` bytes of the whole status. Out of line, after the decision: the
@@ -125,7 +125,7 @@ static void write_stats(void)
 				(unsigned long long)s.resyncs, (unsigned long long)s.reanchors,
 				(unsigned long long)s.stops, (unsigned long long)s.largest_error_ns,
 				(unsigned long long)s.kernel_reads, (unsigned long long)s.lost_writes,
-				(unsigned long long)gate_passed_while_deciding());
+				(unsigned long long)s.passed_while_deciding);
 	if (len > (int)sizeof text - 1)
 		len = (int)sizeof text - 1;
 	stats_write(text, (size_t)len);

@@ -61,9 +61,16 @@ $(B)/cli/util.o: ALL_CFLAGS += -I$(B)
 # The shim exports only what shim/exports.map names; calib is linked in privately. It is
 # installed as $(SONAME); build/libtscshim.so is the same file. Its build-id keys the
 # costs it caches (shim/build_id.c).
+# -z noseparate-code: the headers, code and constants in one mapping, not three, so that
+# every process it is preloaded into maps two segments fewer and one fault brings in the
+# load path's code and constants together (calib/load_page.h). The price: the read-only
+# data is mapped executable too, as it was before binutils 2.31 made separate-code the
+# default; `make SHIM_SEPARATE_CODE=1` links the other way.
+SHIM_CODE_LAYOUT = -Wl,-z,$(if $(SHIM_SEPARATE_CODE),separate-code,noseparate-code)
 $(B)/libtscshim.so: $(SHIM_OBJ) $(B)/libtsccalib.a shim/exports.map
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=shim/exports.map \
-		-Wl,-z,now -Wl,--gc-sections -Wl,--build-id $(SHIM_OBJ) $(B)/libtsccalib.a -o $@ $(LDLIBS) -ldl
+		-Wl,-z,now $(SHIM_CODE_LAYOUT) -Wl,--gc-sections -Wl,--build-id $(SHIM_OBJ) $(B)/libtsccalib.a \
+		-o $@ $(LDLIBS) -ldl
 
 # The same shim with test hooks (shim/test_points.h): tests pause, signal or jump out of a
 # writer at a chosen point through it. Never installed; exports one more symbol.
@@ -73,7 +80,7 @@ $(B)/hooks/%.o: %.c $(wildcard calib/*.h include/*.h shim/*.h)
 	$(CC) $(ALL_CFLAGS) -DTSCSHIM_TEST_HOOKS -c $< -o $@
 $(B)/test/libtscshim-hooks.so: $(HOOKS_OBJ) $(B)/libtsccalib.a test/hooks.map
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -shared -Wl,--version-script=test/hooks.map -Wl,-z,now -Wl,--build-id \
+	$(CC) $(ALL_CFLAGS) -shared -Wl,--version-script=test/hooks.map -Wl,-z,now $(SHIM_CODE_LAYOUT) -Wl,--build-id \
 		$(HOOKS_OBJ) $(B)/libtsccalib.a -o $@ $(LDLIBS) -ldl
 
 $(B)/test/%: test/%.c test/unit.h $(B)/libtsccalib.a

@@ -4,6 +4,9 @@
 #define _GNU_SOURCE
 #include "cache.h"
 
+#include "load_page.h"
+#include "raw_syscall.h"
+
 #include "decimal.h"
 #include "estimate.h"
 #include "text.h"
@@ -67,29 +70,43 @@ uint64_t fnv1a64(const char *data, size_t len)
 	return hash;
 }
 
-int cache_default_path(const char *xdg_runtime_dir, char *buf, size_t size)
+/* The path's parts, on the load page with the code that reads them (load_page.h): a
+ * process finds its cache at load when no machine-wide record exists. */
+static char path_in_runtime_dir[] ON_LOAD_PAGE = "tscshim.cache";
+static char path_in_tmp[] ON_LOAD_PAGE = "/tmp/tscshim-";
+static char path_suffix[] ON_LOAD_PAGE = ".cache";
+static char path_slash[] ON_LOAD_PAGE = "/";
+
+LOAD_PATH int cache_default_path_for(const char *xdg_runtime_dir, uid_t euid, char *buf, size_t size)
 {
 	if (!buf || size == 0)
 		return -1;
 	struct stat st;
 	struct text t = text_start(buf, size);
 	/* Another user's directory could hold a file we would trust as our own. */
-	if (xdg_runtime_dir && xdg_runtime_dir[0] == '/' && stat(xdg_runtime_dir, &st) == 0 &&
-	    S_ISDIR(st.st_mode) && st.st_uid == geteuid()) {
-		size_t len = strlen(xdg_runtime_dir);
+	if (xdg_runtime_dir && xdg_runtime_dir[0] == '/' && raw_stat(xdg_runtime_dir, &st) == 0 &&
+	    S_ISDIR(st.st_mode) && st.st_uid == euid) {
+		size_t len = 0;
+		while (xdg_runtime_dir[len])
+			len++;
 		text_add(&t, xdg_runtime_dir);
-		text_add(&t, xdg_runtime_dir[len - 1] == '/' ? "" : "/");
-		text_add(&t, "tscshim.cache");
+		text_add(&t, xdg_runtime_dir[len - 1] == '/' ? path_slash + 1 : path_slash);
+		text_add(&t, path_in_runtime_dir);
 	} else {
-		text_add(&t, "/tmp/tscshim-");
-		text_add_u64(&t, geteuid());
-		text_add(&t, ".cache");
+		text_add(&t, path_in_tmp);
+		text_add_u64(&t, euid);
+		text_add(&t, path_suffix);
 	}
 	if (t.truncated) {
 		buf[0] = '\0';
 		return -1;
 	}
 	return 0;
+}
+
+int cache_default_path(const char *xdg_runtime_dir, char *buf, size_t size)
+{
+	return cache_default_path_for(xdg_runtime_dir, geteuid(), buf, size);
 }
 
 /* Printable ASCII without spaces, within the field's length bounds. */

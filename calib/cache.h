@@ -46,6 +46,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 #include <stdint.h>
 
 #define CACHE_FORMAT_VERSION 5 /* 3: the benefit gate's costs; 4: the build they are of;
@@ -101,6 +102,8 @@ uint64_t fnv1a64(const char *data, size_t len);
  * passes the variable's value (NULL in secure-execution mode). Returns 0, or -1 with an
  * empty buf when the path does not fit in size bytes. */
 int cache_default_path(const char *xdg_runtime_dir, char *buf, size_t size);
+/* The same for a given effective uid, with no call into libc: the shim's load path. */
+int cache_default_path_for(const char *xdg_runtime_dir, uid_t euid, char *buf, size_t size);
 
 /* Pure: 0 when rec can be written and read back; otherwise -1 with the reason in why. */
 int cache_record_check(const struct cache_record *rec, char *why, size_t why_size);

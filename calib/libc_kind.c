@@ -4,6 +4,7 @@
  * under musl ("Error relocating ...: symbol not found", exit 127). */
 #define _GNU_SOURCE
 #include "libc_kind.h"
+#include "load_page.h"
 
 #include "text.h"
 
@@ -35,7 +36,7 @@ extern int pthread_attr_setaffinity_np(pthread_attr_t *, size_t, const cpu_set_t
 	__attribute__((weak));
 #endif
 
-enum libc_kind libc_built_for(void)
+LOAD_PATH enum libc_kind libc_built_for(void)
 {
 #if defined(TSCSHIM_LIBC_MUSL)
 	return LIBC_MUSL;
@@ -48,13 +49,13 @@ enum libc_kind libc_built_for(void)
 
 /* An address the loader filled in, through a compiler barrier: a weak function's address
  * may be NULL, and the test must be made at run time, in every build. */
-static int resolved(void (*fn)(void))
+LOAD_PATH static int resolved(void (*fn)(void))
 {
 	__asm__("" : "+r"(fn));
 	return fn != NULL;
 }
 
-enum libc_kind libc_running(void)
+LOAD_PATH enum libc_kind libc_running(void)
 {
 	if (resolved((void (*)(void))__freadahead))
 		return LIBC_MUSL;
@@ -75,7 +76,7 @@ const char *libc_kind_name(enum libc_kind kind)
 	}
 }
 
-int libc_check(char *why, size_t size)
+LOAD_PATH int libc_check(char *why, size_t size)
 {
 	enum libc_kind built = libc_built_for(), running = libc_running();
 	struct text t = text_start(why, size);

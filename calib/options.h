@@ -45,6 +45,11 @@ enum serve_mode { SERVE_AUTO, SERVE_ALWAYS };
 
 #define OPTION_TEXT_MAX 512
 
+/* Two defaults the shim's load path needs without reading the table (its strings are a
+ * page the process would touch for nothing): the table uses these. */
+#define OPTION_SYSTEM_RECORD_DEFAULT "/run/tscshim/calibration"
+#define OPTION_CACHE_DEFAULT ""
+
 struct option_spec {
 	const char *name;
 	enum option_type type;

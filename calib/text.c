@@ -1,8 +1,10 @@
 #include "text.h"
 
+#include "load_page.h"
+
 #include <stdarg.h>
 
-void text_add(struct text *t, const char *s)
+LOAD_PATH void text_add(struct text *t, const char *s)
 {
 	for (; *s; s++) {
 		if (t->len + 1 >= t->size) {
@@ -14,7 +16,7 @@ void text_add(struct text *t, const char *s)
 	}
 }
 
-void text_add_u64(struct text *t, uint64_t v)
+LOAD_PATH void text_add_u64(struct text *t, uint64_t v)
 {
 	char digits[21];
 	int i = 20;

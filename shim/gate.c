@@ -27,6 +27,7 @@
 
 #include "clock.h"
 #include "cost.h"
+#include "real.h"
 #include "record.h"
 #include "say.h"
 #include "stats.h"
@@ -65,6 +66,7 @@ ON_LOAD_PAGE struct gate_result gate_result;
 static struct {
 	struct option_values values;
 	bool from_environment;  /* a TSCSHIM_ variable was set: values holds them */
+	bool disabled_alone;    /* TSCSHIM_DISABLE=1 was the only one: nothing parsed */
 	const char *invalid;    /* the options' message when one was invalid, else NULL */
 } options ON_LOAD_PAGE;
 static char options_message[256];
@@ -81,9 +83,16 @@ static char wrong_libc[160] ON_LOAD_PAGE; /* why, under the other C library; "" 
 /* The decision ran in the constructor: a cold start (for the verbose line). */
 static bool decided_at_load ON_LOAD_PAGE;
 
+/* The constants the load path compares with, on the load page (load_page.h). */
+static char variable_prefix[] ON_LOAD_PAGE = "TSCSHIM_";
+static char runtime_dir_variable[] ON_LOAD_PAGE = "XDG_RUNTIME_DIR";
+static char disable_alone[] ON_LOAD_PAGE = "TSCSHIM_DISABLE=1";
+static char system_record_default[] ON_LOAD_PAGE = OPTION_SYSTEM_RECORD_DEFAULT;
+static char cache_default[] ON_LOAD_PAGE = OPTION_CACHE_DEFAULT;
+
 /* "NAME=value": the value if the string names the variable, else NULL. Our own compare:
  * a process that never reads a clock should not pay for faulting in libc's. */
-static const char *value_of(const char *entry, const char *name)
+LOAD_PATH static const char *value_of(const char *entry, const char *name)
 {
 	for (; *name; name++, entry++)
 		if (*entry != *name)
@@ -91,12 +100,19 @@ static const char *value_of(const char *entry, const char *name)
 	return *entry == '=' ? entry + 1 : NULL;
 }
 
-static bool starts_with(const char *s, const char *prefix)
+LOAD_PATH static bool starts_with(const char *s, const char *prefix)
 {
 	for (; *prefix; prefix++, s++)
 		if (*s != *prefix)
 			return false;
 	return true;
+}
+
+static bool same_text(const char *a, const char *b)
+{
+	for (; *a && *a == *b; a++, b++)
+		;
+	return *a == *b;
 }
 
 static const char *environment_at_load(const char *name)
@@ -113,7 +129,7 @@ static const char *environment_at_load(const char *name)
 /* A cold start (no record can answer) measures at load, before the program's own
  * threads exist to compete with the estimator for the CPUs, as it always did; a warm one
  * leaves the decision to the first read of a served clock. */
-static bool cold_start(bool disabled, bool serves_none, const char *system_record, const char *cache,
+LOAD_PATH static bool cold_start(bool disabled, bool serves_none, const char *system_record, const char *cache,
 		       const char *xdg_runtime_dir)
 {
 	if (disabled || serves_none || record_may_answer(system_record, cache, xdg_runtime_dir))
@@ -122,7 +138,7 @@ static bool cold_start(bool disabled, bool serves_none, const char *system_recor
 	return true;
 }
 
-bool gate_load(void)
+LOAD_PATH bool gate_load(void)
 {
 	extern char **environ;
 	loaded = true;
@@ -132,17 +148,25 @@ bool gate_load(void)
 		return false;
 	/* Preloaded into a program of the other C library: nothing measured at load. */
 	bool wrong = libc_check(wrong_libc, sizeof wrong_libc) != 0; /* empty when right */
-	bool any = false;
+	int variables = 0;
+	bool disabled = false;
 	const char *xdg = NULL;
 	for (char **e = environ; e && *e; e++) {
-		any = any || starts_with(*e, "TSCSHIM_");
-		xdg = xdg ? xdg : value_of(*e, "XDG_RUNTIME_DIR");
+		if (starts_with(*e, variable_prefix)) {
+			variables++;
+			disabled = disabled || same_text(*e, disable_alone);
+		}
+		xdg = xdg ? xdg : value_of(*e, runtime_dir_variable);
 	}
-	if (!any) {
-		/* The common case, a machine-wide install: nothing written, the defaults from the
-		 * table's own text, parsed by the decision if ever. */
-		return !wrong && cold_start(false, false, option_table[OPT_SYSTEM_RECORD].default_text,
-					    option_table[OPT_CACHE].default_text, xdg);
+	if (variables == 0) {
+		/* The common case, a machine-wide install: nothing written, the defaults parsed
+		 * by the decision if ever. */
+		return !wrong && cold_start(false, false, system_record_default, cache_default, xdg);
+	}
+	if (variables == 1 && disabled) {
+		/* The A/B baseline: nothing to parse, nothing to look for. */
+		options.disabled_alone = true;
+		return false;
 	}
 	options.from_environment = true;
 	if (options_load(&options.values, environment_at_load, options_message, sizeof options_message) != 0) {
@@ -174,6 +198,8 @@ static const struct option_values *decision_options(void)
 {
 	if (!options.from_environment)
 		options_set_defaults(&options.values);
+	if (options.disabled_alone)
+		options.values.num[OPT_DISABLE] = 1;
 	return &options.values;
 }
 
@@ -647,6 +673,11 @@ static void decide(void)
 			decide_from_options(o);
 	}
 	gate_result.decide_ns = refclock_now_ns(CLOCK_MONOTONIC) - began;
+	const char *why_dlsym;
+	if (say_level >= 2 && real_found_by_dlsym(&why_dlsym))
+		say("real functions found with dlsym: ", why_dlsym, NULL);
+	else if (say_level >= 2)
+		say("real functions read from the loader's tables", NULL);
 	if (say_level >= 1 && !options.invalid && wrong_libc[0])
 		say("passing through: ", wrong_libc, NULL);
 	else if (say_level >= 1 && !options.invalid)

@@ -220,17 +220,17 @@ SHIM_EXPORT int timespec_get(struct timespec *ts, int base)
 
 /* Early, so that other libraries' constructors that run after ours find the options.
  * It does as little as a preload into every process of a machine can afford: the real
- * clock_gettime looked up, the options read, and whether a record exists; nothing measured
+ * functions' source found, the options read, and whether a record exists; nothing measured
  * or read, no CPUID, unless nothing is recorded yet (a cold start), which measures here as
- * it always did. */
-__attribute__((constructor(101))) static void shim_load(void)
+ * it always did. It and everything it calls is on the load path (load_page.h): a page or
+ * two of the shim's text, the load page, getauxval's page of libc. */
+LOAD_PATH __attribute__((constructor(101))) static void shim_load(void)
 {
 	int saved = errno;
-	/* The real clock_gettime is looked up here, not at the first read: the decision reads
-	 * the kernel through it, and may run in a signal handler, where dlsym (its error
-	 * state is malloc'ed and freed) must not run. It costs a process that never reads a
-	 * clock a few pages of the loader. */
-	real_look_up(REAL_CLOCK_GETTIME);
+	/* Where the real functions come from is settled here, not at a call: the decision
+	 * reads the kernel through clock_gettime's, and a call may come in a signal handler,
+	 * where dlsym must not run. Usually only the loader's list is read (shim/real.h). */
+	real_find_all();
 	refclock_gettime = real_clock_gettime;
 	if (gate_load())
 		gate_first_read(CLOCK_MONOTONIC, true);

@@ -3,33 +3,88 @@
 #include "load_page.h"
 
 #include "kernel_clock.h"
+#include "libc_kind.h"
+#include "next_symbol.h"
 
 #include <dlfcn.h>
+#include <errno.h>
+#include <link.h>
+#include <sys/auxv.h>
 
-/* Names as arrays, not pointers: no relocation, so loading the shim writes no page for
- * them (every page a process dirties at load costs it a fault). */
-static const char real_names[REAL_FUNCTIONS][16] = {
+/* On the load page: the constructor's check reads the names, and a page of their own
+ * would be one more fault for every process. */
+static char real_names[REAL_FUNCTIONS][16] ON_LOAD_PAGE = {
 	[REAL_CLOCK_GETTIME] = "clock_gettime",
 	[REAL_GETTIMEOFDAY] = "gettimeofday",
 	[REAL_TIMESPEC_GET] = "timespec_get",
 };
-ON_LOAD_PAGE struct real_symbol real_symbols[REAL_FUNCTIONS];
+ON_LOAD_PAGE void *_Atomic real_addresses[REAL_FUNCTIONS];
+/* The C library, when the constructor found that it holds the next definitions; its
+ * table answers each first need. NULL otherwise (dlsym answered at load). */
+static const struct link_map *c_library ON_LOAD_PAGE;
+static const char *dlsym_why ON_LOAD_PAGE; /* why dlsym was asked, else NULL */
+
+/* Ours, as the loader knows it: the list entry whose dynamic section this is. */
+extern ElfW(Dyn) _DYNAMIC[] __attribute__((visibility("hidden")));
+/* glibc's list of loaded objects; weak, for a loader that has none (musl's). */
+#pragma weak _r_debug
+
+LOAD_PATH static const struct link_map *definer_from_list(const char **why)
+{
+#ifdef TSCSHIM_LIBC_MUSL
+	*why = "the musl build asks dlsym";
+	return NULL;
+#else
+	if (libc_running() != LIBC_GLIBC || !&_r_debug || !_r_debug.r_map) {
+		*why = "not glibc's loader";
+		return NULL;
+	}
+	const char *names[REAL_FUNCTIONS];
+	for (int f = 0; f < REAL_FUNCTIONS; f++)
+		names[f] = real_names[f];
+	return next_symbol_definer(_r_debug.r_map, _DYNAMIC, getauxval(AT_SYSINFO_EHDR), names, REAL_FUNCTIONS,
+				   why);
+#endif
+}
+
+LOAD_PATH void real_find_all(void)
+{
+	const char *why = "";
+	const struct link_map *definer = definer_from_list(&why);
+	if (definer) {
+		__atomic_store_n(&c_library, definer, __ATOMIC_RELEASE);
+		return;
+	}
+	dlsym_why = why;
+	for (int f = 0; f < REAL_FUNCTIONS; f++)
+		atomic_store_explicit(&real_addresses[f], dlsym(RTLD_NEXT, real_names[f]), memory_order_release);
+}
 
 void *real_look_up(enum real_function f)
 {
-	struct real_symbol *sym = &real_symbols[f];
-	int expected = 0;
-	if (!atomic_compare_exchange_strong(&sym->state, &expected, 1))
-		return atomic_load_explicit(&sym->address, memory_order_acquire);
-	atomic_store_explicit(&sym->address, dlsym(RTLD_NEXT, real_names[f]), memory_order_release);
-	atomic_store(&sym->state, 2);
-	return atomic_load(&sym->address);
+	const struct link_map *definer = __atomic_load_n(&c_library, __ATOMIC_ACQUIRE);
+	void *address = NULL;
+	if (!definer || next_symbol_in_object(definer, real_names[f], gnu_hash(real_names[f]), &address) != NEXT_FOUND)
+		return NULL; /* not yet, or an odd kind of symbol: the caller takes the system call */
+	atomic_store_explicit(&real_addresses[f], address, memory_order_release);
+	return address;
+}
+
+bool real_found_by_dlsym(const char **why)
+{
+	*why = dlsym_why ? dlsym_why : "";
+	return dlsym_why != NULL;
 }
 
 int real_clock_gettime(clockid_t clock, struct timespec *ts)
 {
 	clock_gettime_fn *fn = (clock_gettime_fn *)real_function(REAL_CLOCK_GETTIME);
-	if (__builtin_expect(!fn, 0))
-		return kernel_clock_gettime(clock, ts);
-	return fn(clock, ts);
+	if (__builtin_expect(fn != NULL, 1))
+		return fn(clock, ts);
+	/* The program gets what the real function would give it: -1 and errno. */
+	int rc = kernel_clock_gettime(clock, ts);
+	if (rc == 0)
+		return 0;
+	errno = -rc;
+	return -1;
 }

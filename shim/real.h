@@ -1,16 +1,22 @@
 /* The real functions the shim stands in front of: the next definition after ours in the
- * program's search order (another preloaded library's, or libc's), found with
- * dlsym(RTLD_NEXT) without ever recursing into ourselves.
+ * program's search order (another preloaded library's, or libc's), what
+ * dlsym(RTLD_NEXT) returns, without ever recursing into ourselves.
  *
- * clock_gettime's is looked up at load (the writer and the decision read the kernel's
- * clock through it); the others on their first pass-through call, since each look-up
- * costs start-up time and most programs never need them. A call that arrives while its
- * look-up is under way (dlsym may allocate, and an allocator may read the clock) is
- * answered by the system call: always correct, never recursive, no lock. */
+ * dlsym never runs at a call, which may be in a signal handler (it takes the loader's
+ * lock and may allocate), nor in the common case at all: the constructor only checks in
+ * the loader's list that the C library holds the next definitions (calib/next_symbol.h),
+ * touching no page the loader did not; each address is then read from the C library's
+ * symbol table on its first need, which takes no lock, allocates nothing and may run
+ * anywhere. Where the list cannot answer (a wrapper preloaded after the shim, the other
+ * C library, the musl build), the constructor asks dlsym for all of them. A call that
+ * arrives before the constructor ran (from another library's constructor), or while dlsym
+ * is under way (dlsym may allocate, and an allocator may read the clock), finds NULL and
+ * takes the system call: always correct, never recursive, no lock. */
 #ifndef SHIM_REAL_H
 #define SHIM_REAL_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <time.h>
 #include <sys/time.h>
 
@@ -20,24 +26,26 @@ typedef int clock_gettime_fn(clockid_t, struct timespec *);
 typedef int gettimeofday_fn(struct timeval *, void *);
 typedef int timespec_get_fn(struct timespec *, int);
 
-struct real_symbol {
-	void *_Atomic address; /* NULL until looked up (or while the look-up is under way) */
-	_Atomic int state;     /* 0 not looked up, 1 look-up under way, 2 done */
-};
-extern struct real_symbol real_symbols[REAL_FUNCTIONS];
+/* NULL until found; then written once (or the same value again by a racing first need). */
+extern void *_Atomic real_addresses[REAL_FUNCTIONS];
 
-/* The first look-up, out of line; NULL while another is under way (maybe in this very
- * thread) or when there is no next definition. */
+/* Called once, by the constructor: where the real functions will come from. */
+void real_find_all(void);
+
+/* For TSCSHIM_VERBOSE=2: true when dlsym found them, with *why it was asked. */
+bool real_found_by_dlsym(const char **why);
+
+/* The first read of an address from the C library's table, out of line. */
 void *real_look_up(enum real_function f);
 
-/* The real function once looked up, else NULL: one load. */
+/* The real function once known, else NULL: one load. */
 static inline void *real_if_known(enum real_function f)
 {
-	return atomic_load_explicit(&real_symbols[f].address, memory_order_acquire);
+	return atomic_load_explicit(&real_addresses[f], memory_order_acquire);
 }
 
-/* The real function, looking it up on first need; NULL only while its look-up is under
- * way or if there is none. */
+/* The real function, read on first need; NULL before the constructor ran, while dlsym is
+ * under way, or if there is none. */
 static inline void *real_function(enum real_function f)
 {
 	void *address = real_if_known(f);

@@ -6,6 +6,7 @@
 
 #include "refclock.h"
 #include "kernel_clock.h"
+#include "raw_syscall.h"
 #include "safefile.h"
 #include "system.h"
 #include "text.h"
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -68,20 +70,27 @@ static uint64_t boot_wall_ns(void)
 	return kernel_clock_ns(CLOCK_REALTIME) - kernel_clock_ns(CLOCK_BOOTTIME);
 }
 
-bool record_may_answer(const char *system, const char *option, const char *xdg_runtime_dir)
+/* On the load path: no libc call (raw_syscall.h), no string constant off the load page. */
+LOAD_PATH bool record_may_answer(const char *system, const char *option, const char *xdg_runtime_dir)
 {
 	struct stat st;
-	if (system[0] == '/' && stat(system, &st) == 0 && S_ISREG(st.st_mode))
+	if (system[0] == '/' && raw_stat(system, &st) == 0 && S_ISREG(st.st_mode))
 		return true;
-	char path[SAFEFILE_PATH_MAX];
-	if (strcmp(option, "off") == 0)
+	/* Small: a page-sized buffer here would reach a fresh page of the stack, a fault of its
+	 * own. A default path longer than this (a very long XDG_RUNTIME_DIR) answers "may":
+	 * the decision at the first read finds out. */
+	char path[256];
+	if (option[0] == 'o' && option[1] == 'f' && option[2] == 'f' && option[3] == '\0')
 		return false;
 	if (!option[0]) {
-		if (cache_default_path(xdg_runtime_dir, path, sizeof path) != 0)
-			return false;
+		/* The uid the process was started with, from the auxiliary vector (the page of
+		 * getauxval, which the load path calls anyway); the decision itself uses
+		 * geteuid(), as a program may have changed it by then. */
+		if (cache_default_path_for(xdg_runtime_dir, (uid_t)getauxval(AT_EUID), path, sizeof path) != 0)
+			return true;
 		option = path;
 	}
-	if (stat(option, &st) != 0 || !S_ISREG(st.st_mode))
+	if (raw_stat(option, &st) != 0 || !S_ISREG(st.st_mode))
 		return false;
 	/* A cache in /tmp can outlive a boot; a second of slack for the clocks' rounding. */
 	uint64_t written = (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec;

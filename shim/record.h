@@ -20,11 +20,12 @@ const struct cache_record *record_from_system(const struct option_values *o,
 					      const struct cache_key *key);
 
 /* Whether a record may answer this boot without measuring: the machine-wide record
- * exists, or the per-user cache was written since boot. One or three system calls, no
- * file read, nothing written: the constructor asks it, to measure at load only when
- * nothing can answer (a cold start, as bounded as ever) and otherwise to leave the
- * decision to the first clock read. A "may" that turns out wrong (a record for another
- * CPU set) only moves that measurement to the first read. */
+ * exists, or the per-user cache was written since boot. One to four system calls (made
+ * directly, no libc), no file read, nothing written: the constructor asks it, to measure
+ * at load only when nothing can answer (a cold start, as bounded as ever) and otherwise
+ * to leave the decision to the first clock read. A "may" that turns out wrong (a record
+ * for another CPU set, a default cache path too long for its small buffer) only moves
+ * that measurement to the first read. */
 bool record_may_answer(const char *system_record, const char *cache, const char *xdg_runtime_dir);
 
 /* The per-user cache's path (the option, or the default), or NULL for none. */

@@ -1,4 +1,5 @@
 #include "status.h"
+#include "load_page.h"
 
 #include "build_id.h"
 #include "clock.h"
@@ -131,7 +132,8 @@ static void write_stats(void)
 	stats_write(text, (size_t)len);
 }
 
-__attribute__((destructor)) static void stats_at_exit(void)
+/* Runs at exit in every process: on the load path's pages. */
+LOAD_PATH __attribute__((destructor)) static void stats_at_exit(void)
 {
 	if (stats_enabled)
 		write_stats();

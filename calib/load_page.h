@@ -1,0 +1,37 @@
+/* What a process pays for having the shim loaded: the pages it touches.
+ *
+ * Preloaded into every process of a machine, the shim's load and exit run in every
+ * `sh`, `date` and compiler pass, most of which never read a clock. What they cost is
+ * the pages they touch for the first time, far more than their instructions: in a KVM
+ * guest whose host fills its page tables lazily, a fresh page costs about 10 us, and even
+ * a page the kernel already mapped (read ahead around an earlier fault) costs a trap to
+ * the host of about 2 us on its first touch; a system call costs 1 us. So the code that
+ * runs in every process, and the data it reads and writes, is packed onto as few pages
+ * as possible, and calls into libc (each function another page of libc's text) are
+ * avoided there.
+ *
+ * LOAD_PATH: a function that runs at load (or exit) in every process, whatever the
+ * variables, including with TSCSHIM_DISABLE=1. The linker gathers .text.startup.* at the
+ * start of the text, next to the constructor, so these share a page or two. Only for
+ * functions off the clock's hot path: a function in its own section is not inlined into
+ * callers elsewhere.
+ *
+ * ON_LOAD_PAGE: data such code reads or writes. Loading the shim dirties the page where
+ * its initialized data ends (the loader zeroes the rest of it, up to where .bss begins on
+ * a page of its own); every other page the shim writes costs the process a fault of its
+ * own. So the small state that load, the first read and exit touch lives in initialized
+ * data (this section name), on that one page, and so do the constants the load path
+ * reads (a page of .rodata would be one more fault); the large buffers stay in .bss,
+ * touched only by the decision. */
+#ifndef CALIB_LOAD_PAGE_H
+#define CALIB_LOAD_PAGE_H
+
+#define LOAD_PATH __attribute__((section(".text.startup.tscshim_load")))
+#define ON_LOAD_PAGE __attribute__((section(".data.tscshim_load_page")))
+
+/* A page-aligned object in .bss would align all of .bss to a page, and put the small
+ * zeroed variables (the C runtime's among them, read at exit) on a page of their own:
+ * such objects go to .lbss instead, which the linker places after .bss. */
+#define AFTER_BSS __attribute__((section(".lbss")))
+
+#endif

@@ -1,6 +1,8 @@
 #define _GNU_SOURCE
 #include "system.h"
 
+#include "raw_syscall.h"
+
 #include <fcntl.h>
 #include <sched.h>
 #include <string.h>
@@ -29,7 +31,12 @@ static int read_line(const char *path, char *buf, size_t size)
 {
 	if (read_small(path, buf, size) < 0)
 		return -1;
-	buf[strcspn(buf, "\n")] = '\0';
+	/* Not strcspn: the shim reads the boot id at its first clock read, and that is a page
+	 * of libc no other code of a typical program touches. */
+	char *end = buf;
+	while (*end && *end != '\n')
+		end++;
+	*end = '\0';
 	/* trailing blanks (available_clocksource ends with a space) */
 	for (size_t len = strlen(buf); len > 0 && buf[len - 1] == ' '; len--)
 		buf[len - 1] = '\0';
@@ -56,8 +63,13 @@ int cpu_mask_allowed_of(int tid, struct cpu_mask *out)
 	memset(out, 0, sizeof *out);
 	/* The kernel copies its whole mask (nr_cpu_ids bits) or refuses with EINVAL. */
 	_Static_assert(sizeof(struct cpu_mask) * 8 == CPU_MASK_BITS, "mask size");
-	if (sched_getaffinity(tid, sizeof out->word, (cpu_set_t *)(void *)out->word) != 0)
+	/* The system call itself (raw_syscall.h): the shim asks at its first clock read, and
+	 * libc's wrapper is one more page of libc to touch. It returns the bytes copied. */
+	long rc = raw_syscall4(SYS_sched_getaffinity, tid, sizeof out->word, (long)out->word, 0);
+	if (rc < 0) {
+		errno = (int)-rc;
 		return -1;
+	}
 	int n = (int)cpu_mask_count(out);
 	return n > 0 ? n : -1;
 }

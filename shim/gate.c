@@ -655,6 +655,12 @@ static void decide(void)
 {
 	uint64_t began = refclock_now_ns(CLOCK_MONOTONIC);
 	gate_result.max_shift_ns = UINT64_MAX;
+	if (options.disabled_alone) {
+		/* The A/B baseline's first read: no defaults to parse, nothing to look at. */
+		pass_through("TSCSHIM_DISABLE=1");
+		gate_result.decide_ns = refclock_now_ns(CLOCK_MONOTONIC) - began;
+		return;
+	}
 	const struct option_values *o = decision_options();
 	if (getauxval(AT_SECURE)) {
 		pass_through("secure execution: environment and cache ignored, passing through");

@@ -185,6 +185,11 @@ bench-startup: all
 	$(B)/tscshim bench --startup --library $(CURDIR)/$(B)/libtscshim.so
 bench-machine: all
 	test/bench-machine.sh 5 300
+# Several libraries' start-up in one rotation, for before/after comparisons (doc/BENEFIT.md):
+# $(B)/test/startup_rotation ROUNDS /bin/true EMPTY.so OLD.so NEW.so NEW.so,TSCSHIM_DISABLE=1
+$(B)/test/startup_rotation: test/startup_rotation.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $< -o $@
 
 .PHONY: figures-calib bench bench-startup bench-machine
 

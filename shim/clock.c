@@ -43,6 +43,7 @@
 #include "test_points.h"
 
 #include "libc_kind.h"
+#include "raw_syscall.h"
 #include "refclock.h"
 
 #include <pthread.h>
@@ -237,13 +238,13 @@ static int claim_slot(unsigned avoid_a, unsigned avoid_b)
 static bool block_signals(uint64_t *saved)
 {
 	uint64_t all = ~(uint64_t)0;
-	return syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, saved, sizeof all) == 0;
+	return raw_syscall4(SYS_rt_sigprocmask, SIG_BLOCK, (long)&all, (long)saved, sizeof all) == 0;
 }
 
 static void restore_signals(bool blocked, const uint64_t *saved)
 {
 	if (blocked)
-		syscall(SYS_rt_sigprocmask, SIG_SETMASK, saved, NULL, sizeof *saved);
+		raw_syscall4(SYS_rt_sigprocmask, SIG_SETMASK, (long)saved, 0, sizeof *saved);
 }
 
 enum write_result { WRITE_PUBLISHED, WRITE_LOST, WRITE_NO_SLOT };

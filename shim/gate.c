@@ -39,6 +39,7 @@
 #include "estimate.h"
 #include "libc_kind.h"
 #include "options.h"
+#include "raw_syscall.h"
 #include "refclock.h"
 #include "safefile.h"
 #include "system.h"
@@ -243,7 +244,7 @@ static void pass_through(const char *reason)
 static bool step2_cpu_set_and_boot(struct cpu_mask *cpus, char *boot_id, size_t boot_id_size,
 				   struct cache_key *key)
 {
-	if (cpu_mask_allowed_of((int)syscall(SYS_getpid), cpus) < 1 && cpu_mask_allowed(cpus) < 1) {
+	if (cpu_mask_allowed_of((int)raw_syscall4(SYS_getpid, 0, 0, 0, 0), cpus) < 1 && cpu_mask_allowed(cpus) < 1) {
 		pass_through("cannot read the CPU affinity (more than 1024 CPUs?)");
 		return false;
 	}
@@ -717,7 +718,7 @@ bool gate_decided(void)
 static bool block_all_signals(uint64_t *saved)
 {
 	uint64_t all = ~(uint64_t)0;
-	return syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, saved, sizeof all) == 0;
+	return raw_syscall4(SYS_rt_sigprocmask, SIG_BLOCK, (long)&all, (long)saved, sizeof all) == 0;
 }
 
 bool gate_first_read(clockid_t clock, bool force)
@@ -727,7 +728,7 @@ bool gate_first_read(clockid_t clock, bool force)
 		return true;
 	if (!loaded || (!force && !clock_would_decide(clock)))
 		return false;
-	uint64_t me = (uint64_t)syscall(SYS_getpid);
+	uint64_t me = (uint64_t)raw_syscall4(SYS_getpid, 0, 0, 0, 0);
 	uintptr_t self = (uintptr_t)pthread_self();
 	if ((word & 3) == PHASE_DECIDING && word >> 2 == me) {
 		/* Under way in this process: pass through meanwhile, never wait. */
@@ -761,6 +762,6 @@ bool gate_first_read(clockid_t clock, bool force)
 	atomic_store_explicit(&phase_word, me << 2 | PHASE_DECIDED, memory_order_release);
 	pthread_setcancelstate(cancel_state, NULL);
 	if (blocked)
-		syscall(SYS_rt_sigprocmask, SIG_SETMASK, &saved_mask, NULL, sizeof saved_mask);
+		raw_syscall4(SYS_rt_sigprocmask, SIG_SETMASK, (long)&saved_mask, 0, sizeof saved_mask);
 	return true;
 }

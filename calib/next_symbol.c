@@ -26,12 +26,22 @@ LOAD_PATH uint32_t gnu_hash(const char *name)
 	return h;
 }
 
-/* An address from the dynamic section. glibc adds the load address to these entries in
- * place, except where the section is read-only (the vDSO's, some objects'); musl never
- * does. A value below the load address is therefore still a link-time one. */
+/* An address from the dynamic section, or 0 when it cannot be told. glibc adds the load
+ * address to these entries in place, except where the section is read-only (the vDSO's,
+ * a few objects'); musl never does. Which one a value is, is told by where the object is:
+ * its tables lie near its own dynamic section (l_ld, always a run-time address), so of
+ * the value as it is and the value plus l_addr, the one within 1 GiB of l_ld is taken,
+ * and none when both or neither are. (A library linked at a high base and loaded below
+ * it has an l_addr that wraps around: comparing with l_addr itself misreads it.) */
 LOAD_PATH static uintptr_t at(const struct link_map *object, ElfW(Addr) value)
 {
-	return value < object->l_addr ? value + object->l_addr : value;
+	const uintptr_t near = (uintptr_t)1 << 30, here = (uintptr_t)object->l_ld;
+	uintptr_t as_is = value, moved = value + object->l_addr;
+	bool as_is_near = (as_is > here ? as_is - here : here - as_is) < near;
+	bool moved_near = (moved > here ? moved - here : here - moved) < near;
+	if (object->l_addr == 0 || as_is_near == moved_near)
+		return object->l_addr == 0 && as_is_near ? as_is : 0;
+	return as_is_near ? as_is : moved;
 }
 
 struct tables {
@@ -45,6 +55,7 @@ struct tables {
 LOAD_PATH static bool tables_of(const struct link_map *object, struct tables *t)
 {
 	*t = (struct tables){0};
+	bool versioned = false;
 	const ElfW(Dyn) *d = object->l_ld;
 	for (int i = 0; d && i < DYNAMIC_ENTRIES_MAX && d[i].d_tag != DT_NULL; i++) {
 		switch (d[i].d_tag) {
@@ -61,11 +72,13 @@ LOAD_PATH static bool tables_of(const struct link_map *object, struct tables *t)
 			t->strings_size = d[i].d_un.d_val;
 			break;
 		case DT_VERSYM:
+			versioned = true;
 			t->versions = (const ElfW(Half) *)at(object, d[i].d_un.d_ptr);
 			break;
 		}
 	}
-	return t->gnu_hash && t->symbols && t->strings && t->strings_size;
+	/* A version table that is there but could not be placed is no "unversioned". */
+	return t->gnu_hash && t->symbols && t->strings && t->strings_size && (!versioned || t->versions);
 }
 
 LOAD_PATH static bool same_name(const char *in_table, size_t room, const char *name)
@@ -109,22 +122,33 @@ static enum next_symbol_answer function_address(const struct link_map *object, c
 	return NEXT_UNSURE;
 }
 
+/* The object's bloom filter for hash: NEXT_NOT_HERE when it rules the name out,
+ * NEXT_FOUND when the name may be there (t then holds the tables), NEXT_UNSURE when the
+ * tables cannot be read. Reads only the filter's word, which the loader read too. */
+LOAD_PATH static enum next_symbol_answer bloom_filter(const struct link_map *object, uint32_t hash, struct tables *t)
+{
+	if (!tables_of(object, t))
+		return NEXT_UNSURE;
+	const uint32_t buckets_count = t->gnu_hash[0], bloom_words = t->gnu_hash[2], bloom_shift = t->gnu_hash[3];
+	if (buckets_count == 0 || bloom_words == 0 || (bloom_words & (bloom_words - 1)) != 0)
+		return NEXT_UNSURE;
+	const ElfW(Addr) *bloom = (const ElfW(Addr) *)(t->gnu_hash + 4);
+	ElfW(Addr) word = bloom[(hash / BLOOM_BITS) & (bloom_words - 1)];
+	ElfW(Addr) mask = (ElfW(Addr))1 << (hash % BLOOM_BITS) | (ElfW(Addr))1 << ((hash >> bloom_shift) % BLOOM_BITS);
+	return (word & mask) == mask ? NEXT_FOUND : NEXT_NOT_HERE;
+}
+
 /* The symbol the loader would take for name in this object, without resolving it. */
 LOAD_PATH static enum next_symbol_answer find_symbol(const struct link_map *object, const char *name, uint32_t hash,
 					   const ElfW(Sym) **found)
 {
 	struct tables t;
-	if (!tables_of(object, &t))
-		return NEXT_UNSURE;
+	enum next_symbol_answer filter = bloom_filter(object, hash, &t);
+	if (filter != NEXT_FOUND)
+		return filter; /* NEXT_NOT_HERE, the filter ruling it out, is the common answer */
 	const uint32_t buckets_count = t.gnu_hash[0], first_hashed = t.gnu_hash[1];
-	const uint32_t bloom_words = t.gnu_hash[2], bloom_shift = t.gnu_hash[3];
-	if (buckets_count == 0 || bloom_words == 0 || (bloom_words & (bloom_words - 1)) != 0)
-		return NEXT_UNSURE;
+	const uint32_t bloom_words = t.gnu_hash[2];
 	const ElfW(Addr) *bloom = (const ElfW(Addr) *)(t.gnu_hash + 4);
-	ElfW(Addr) word = bloom[(hash / BLOOM_BITS) & (bloom_words - 1)];
-	ElfW(Addr) mask = (ElfW(Addr))1 << (hash % BLOOM_BITS) | (ElfW(Addr))1 << ((hash >> bloom_shift) % BLOOM_BITS);
-	if ((word & mask) != mask)
-		return NEXT_NOT_HERE; /* the filter rules it out: the common answer */
 	const uint32_t *buckets = (const uint32_t *)(bloom + bloom_words);
 	const uint32_t *chain = buckets + buckets_count;
 	uint32_t index = buckets[hash % buckets_count];
@@ -188,7 +212,7 @@ LOAD_PATH static bool is_c_library(const char *path)
 LOAD_PATH const struct link_map *next_symbol_definer(const struct link_map *head, const void *self_dynamic, uintptr_t vdso,
 					   const char *const *names, int count, const char **why)
 {
-	*why = "the shim is not in the loader's list (loaded by dlopen?)";
+	*why = "the shim is not in the loader's main list (loaded by dlmopen?)";
 	const struct link_map *m = head;
 	int n = 0;
 	for (; m && n < OBJECTS_MAX && (const void *)m->l_ld != self_dynamic; m = m->l_next, n++)
@@ -199,6 +223,15 @@ LOAD_PATH const struct link_map *next_symbol_definer(const struct link_map *head
 		if (vdso && m->l_addr == vdso)
 			continue;
 		if (is_c_library(m->l_name)) {
+			/* Its tables must answer each name at its first need, when dlsym can no
+			 * longer be asked: readable, and each name let through by its filter. */
+			for (int i = 0; i < count; i++) {
+				struct tables t;
+				if (bloom_filter(m, gnu_hash(names[i]), &t) != NEXT_FOUND) {
+					*why = "the C library's tables cannot answer for one";
+					return NULL;
+				}
+			}
 			*why = "";
 			return m;
 		}

@@ -204,9 +204,11 @@ static const struct option_values *decision_options(void)
 	return &options.values;
 }
 
-/* TSCSHIM_CLOCKS's default, parsed once on first need (not at load, which writes nothing
- * when no variable is set): -1 until then. */
+/* TSCSHIM_CLOCKS's and TSCSHIM_FENCE's defaults, parsed once on first need (not at load,
+ * which writes nothing when no variable is set): -1 until then. The fence is stored
+ * first, the clocks last (release): clocks >= 0 says both are there. */
 static _Atomic int64_t default_clocks ON_LOAD_PAGE = -1;
+static _Atomic int default_fence ON_LOAD_PAGE = -1;
 
 /* Would this clock be served? Asked before deciding, by the first-read trigger. */
 static bool clock_would_decide(clockid_t clock)
@@ -215,12 +217,13 @@ static bool clock_would_decide(clockid_t clock)
 	if (options.from_environment) {
 		served = options.values.num[OPT_CLOCKS];
 	} else {
-		int64_t d = atomic_load_explicit(&default_clocks, memory_order_relaxed);
+		int64_t d = atomic_load_explicit(&default_clocks, memory_order_acquire);
 		if (d < 0) {
 			struct option_values defaults;
 			options_set_defaults(&defaults);
 			d = (int64_t)defaults.num[OPT_CLOCKS];
-			atomic_store_explicit(&default_clocks, d, memory_order_relaxed);
+			atomic_store_explicit(&default_fence, defaults.num[OPT_FENCE] != 0, memory_order_relaxed);
+			atomic_store_explicit(&default_clocks, d, memory_order_release);
 		}
 		served = (uint64_t)d;
 	}
@@ -656,8 +659,12 @@ static void decide(void)
 {
 	uint64_t began = refclock_now_ns(CLOCK_MONOTONIC);
 	gate_result.max_shift_ns = UINT64_MAX;
-	if (options.disabled_alone) {
-		/* The A/B baseline's first read: no defaults to parse, nothing to look at. */
+	int64_t clocks = atomic_load_explicit(&default_clocks, memory_order_acquire);
+	if (options.disabled_alone && !wrong_libc[0] && clocks >= 0) {
+		/* The A/B baseline's first read: the defaults it reports were parsed by that
+		 * read's check (clock_would_decide); nothing else to parse or look at. */
+		gate_result.served = (uint32_t)clocks;
+		gate_result.fenced = atomic_load_explicit(&default_fence, memory_order_relaxed) != 0;
 		pass_through("TSCSHIM_DISABLE=1");
 		gate_result.decide_ns = refclock_now_ns(CLOCK_MONOTONIC) - began;
 		return;

@@ -23,11 +23,30 @@ ON_LOAD_PAGE void *_Atomic real_addresses[REAL_FUNCTIONS];
  * table answers each first need. NULL otherwise (dlsym answered at load). */
 static const struct link_map *c_library ON_LOAD_PAGE;
 static const char *dlsym_why ON_LOAD_PAGE; /* why dlsym was asked, else NULL */
+static bool found_all ON_LOAD_PAGE;        /* the constructor has settled where they come from */
 
 /* Ours, as the loader knows it: the list entry whose dynamic section this is. */
 extern ElfW(Dyn) _DYNAMIC[] __attribute__((visibility("hidden")));
 /* glibc's list of loaded objects; weak, for a loader that has none (musl's). */
 #pragma weak _r_debug
+
+/* Variables that make glibc's dlsym answer otherwise than the tables do: a weak
+ * definition passed over for a later strong one, an auditor's redirections. */
+static char dynamic_weak_variable[] ON_LOAD_PAGE = "LD_DYNAMIC_WEAK=";
+static char audit_variable[] ON_LOAD_PAGE = "LD_AUDIT=";
+
+LOAD_PATH static bool set_in_environment(const char *prefix)
+{
+	extern char **environ;
+	for (char **e = environ; e && *e; e++) {
+		const char *a = *e, *b = prefix;
+		while (*b && *a == *b)
+			a++, b++;
+		if (!*b)
+			return true;
+	}
+	return false;
+}
 
 LOAD_PATH static const struct link_map *definer_from_list(const char **why)
 {
@@ -37,6 +56,10 @@ LOAD_PATH static const struct link_map *definer_from_list(const char **why)
 #else
 	if (libc_running() != LIBC_GLIBC || !&_r_debug || !_r_debug.r_map) {
 		*why = "not glibc's loader";
+		return NULL;
+	}
+	if (set_in_environment(dynamic_weak_variable) || set_in_environment(audit_variable)) {
+		*why = "LD_DYNAMIC_WEAK or LD_AUDIT is set";
 		return NULL;
 	}
 	const char *names[REAL_FUNCTIONS];
@@ -53,16 +76,27 @@ LOAD_PATH void real_find_all(void)
 	const struct link_map *definer = definer_from_list(&why);
 	if (definer) {
 		__atomic_store_n(&c_library, definer, __ATOMIC_RELEASE);
-		return;
+	} else {
+		dlsym_why = why;
+		for (int f = 0; f < REAL_FUNCTIONS; f++)
+			atomic_store_explicit(&real_addresses[f], dlsym(RTLD_NEXT, real_names[f]),
+					      memory_order_release);
 	}
-	dlsym_why = why;
-	for (int f = 0; f < REAL_FUNCTIONS; f++)
-		atomic_store_explicit(&real_addresses[f], dlsym(RTLD_NEXT, real_names[f]), memory_order_release);
+	__atomic_store_n(&found_all, true, __ATOMIC_RELEASE);
 }
 
 void *real_look_up(enum real_function f)
 {
 	const struct link_map *definer = __atomic_load_n(&c_library, __ATOMIC_ACQUIRE);
+	if (!definer && !__atomic_load_n(&found_all, __ATOMIC_ACQUIRE)) {
+		/* Before the constructor (another library's constructor reads the clock): the
+		 * loader has bound every object by then, so its list can answer already; where
+		 * it cannot, the system call serves until the constructor asks dlsym. */
+		const char *why;
+		definer = definer_from_list(&why);
+		if (definer)
+			__atomic_store_n(&c_library, definer, __ATOMIC_RELEASE);
+	}
 	void *address = NULL;
 	if (!definer || next_symbol_in_object(definer, real_names[f], gnu_hash(real_names[f]), &address) != NEXT_FOUND)
 		return NULL; /* not yet, or an odd kind of symbol: the caller takes the system call */

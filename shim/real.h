@@ -8,10 +8,12 @@
  * touching no page the loader did not; each address is then read from the C library's
  * symbol table on its first need, which takes no lock, allocates nothing and may run
  * anywhere. Where the list cannot answer (a wrapper preloaded after the shim, the other
- * C library, the musl build), the constructor asks dlsym for all of them. A call that
- * arrives before the constructor ran (from another library's constructor), or while dlsym
- * is under way (dlsym may allocate, and an allocator may read the clock), finds NULL and
- * takes the system call: always correct, never recursive, no lock. */
+ * C library, LD_DYNAMIC_WEAK or LD_AUDIT set, the musl build), the constructor asks
+ * dlsym for all of them. A call that arrives before the constructor ran (from another
+ * library's constructor) reads the list itself, which the loader completed before any
+ * constructor; where the list cannot answer then, or while dlsym is under way (dlsym may
+ * allocate, and an allocator may read the clock), it finds NULL and takes the system
+ * call: always correct, never recursive, no lock. */
 #ifndef SHIM_REAL_H
 #define SHIM_REAL_H
 

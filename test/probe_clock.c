@@ -1,5 +1,7 @@
 /* A test program the bats suite runs with and without the shim.
- *   probe_clock status                 the shim's query API, found with dlsym
+ *   probe_clock status [read]          the shim's query API, found with dlsym (after one
+ *                                      read of CLOCK_MONOTONIC with "read": the decision
+ *                                      then comes from that read, not from the query)
  *   probe_clock compare N BOUND_NS     N bracketed reads per served clock against the
  *                                      clock_gettime system call; fails beyond BOUND_NS
  *   probe_clock monotonic MS THREADS   threads read MONOTONIC/RAW/BOOTTIME for MS ms;
@@ -211,8 +213,12 @@ int main(int argc, char **argv)
 		return dlopened(argv[2]);
 	if (argc >= 3 && strcmp(argv[1], "condwait") == 0)
 		return condwait(atol(argv[2]));
-	if (argc >= 2 && strcmp(argv[1], "status") == 0)
+	if (argc >= 2 && strcmp(argv[1], "status") == 0) {
+		struct timespec ts;
+		if (argc >= 3 && strcmp(argv[2], "read") == 0)
+			clock_gettime(CLOCK_MONOTONIC, &ts);
 		return status();
+	}
 	if (argc >= 4 && strcmp(argv[1], "compare") == 0)
 		return compare(atol(argv[2]), atoll(argv[3]));
 	if (argc >= 4 && strcmp(argv[1], "monotonic") == 0)
@@ -226,6 +232,6 @@ int main(int argc, char **argv)
 			clock_gettime(CLOCK_MONOTONIC, &ts);
 		return 0;
 	}
-	fprintf(stderr, "usage: probe_clock status|compare N BOUND|monotonic MS THREADS|passthrough|loop N\n");
+	fprintf(stderr, "usage: probe_clock status [read]|compare N BOUND|monotonic MS THREADS|passthrough|loop N\n");
 	return 2;
 }

@@ -176,9 +176,11 @@ static void the_walk_stops_at_the_c_library(void)
 {
 	struct fake_symbol ours[] = {{"clock_gettime", 0x1, 0, 0, 0}};
 	struct fake_symbol theirs[] = {{"clock_gettime", 0x2, 0, 0, 0}};
+	struct fake_symbol all_three[] = {
+		{"clock_gettime", 0x2, 0, 0, 0}, {"gettimeofday", 0x4, 0, 0, 0}, {"timespec_get", 0x6, 0, 0, 0}};
 	struct fake_symbol unrelated[] = {{"tgetent", 0x3, 0, 0, 0}};
 	fake_build(&self, "/opt/libtscshim.so", ours, 1, false);
-	fake_build(&libc, "/lib/x86_64-linux-gnu/libc.so.6", theirs, 1, false);
+	fake_build(&libc, "/lib/x86_64-linux-gnu/libc.so.6", all_three, 3, false);
 	const char *why;
 
 	/* Right after us. */
@@ -191,6 +193,10 @@ static void the_walk_stops_at_the_c_library(void)
 	struct fake *with_between[] = {&self, &between, &libc};
 	chain_up(with_between, 3);
 	CHECK(next_symbol_definer(&self.map, self.dynamic, 0, names, 3, &why) == &libc.map);
+
+	/* A library between without a GNU hash table: it cannot be ruled out. */
+	between.dynamic[0].d_tag = DT_HASH;
+	CHECK(next_symbol_definer(&self.map, self.dynamic, 0, names, 3, &why) == NULL);
 
 	/* A wrapper preloaded after us: dlsym must answer. */
 	fake_build(&between, "/opt/librefclock.so", theirs, 1, false);
@@ -215,10 +221,60 @@ static void the_walk_stops_at_the_c_library(void)
 	CHECK(next_symbol_definer(&libc.map, self.dynamic, 0, names, 3, &why) == NULL);
 	CHECK(next_symbol_definer(&libc.map, between.dynamic, 0, names, 3, &why) == NULL);
 
-	/* Names that only look like the C library's. */
-	fake_build(&libc, "/lib/notlibc.so.6", theirs, 1, false);
+	/* A C library whose tables cannot answer for one of the names (found at its first
+	 * need, when dlsym may no longer be asked): dlsym now. */
+	fake_build(&libc, "/lib/x86_64-linux-gnu/libc.so.6", theirs, 1, false);
 	chain_up(plain, 2);
 	CHECK(next_symbol_definer(&self.map, self.dynamic, 0, names, 3, &why) == NULL);
+
+	/* Names that only look like the C library's. */
+	fake_build(&libc, "/lib/notlibc.so.6", all_three, 3, false);
+	CHECK(next_symbol_definer(&self.map, self.dynamic, 0, names, 3, &why) == NULL);
+}
+
+/* The same object, its dynamic section's pointers as glibc leaves them for a library
+ * loaded away from its link address: relocated (l_addr added), whether l_addr is small or
+ * wraps around (linked high, loaded lower), or not relocated (a read-only section). */
+static void addresses_relocated_or_not(void)
+{
+	struct fake_symbol syms[] = {{"clock_gettime", 0x40, 0, 0, 0}};
+	void *a;
+	/* Relocated, loaded 1 TiB above its link base: the entries are run-time addresses. */
+	fake_build(&libc, "libc.so.6", syms, 1, false);
+	libc.map.l_addr = (ElfW(Addr))1 << 40;
+	CHECK(look(&libc, "clock_gettime", &a) == NEXT_FOUND && a == (void *)(libc.map.l_addr + 0x40));
+	/* Loaded only 1 MiB from its link base: both readings are near; unsure, so dlsym. */
+	libc.map.l_addr = 0x100000;
+	CHECK(look(&libc, "clock_gettime", &a) == NEXT_UNSURE);
+	/* Relocated, linked 4 GiB above where it was loaded: l_addr wraps around. */
+	libc.map.l_addr = (ElfW(Addr))0 - ((ElfW(Addr))1 << 32);
+	CHECK(look(&libc, "clock_gettime", &a) == NEXT_FOUND && a == (void *)(libc.map.l_addr + 0x40));
+	/* Not relocated: each entry is an offset from the load address. */
+	fake_build(&libc, "libc.so.6", syms, 1, false);
+	ElfW(Addr) base = (ElfW(Addr))(uintptr_t)&libc - 0x1000;
+	for (int i = 0; libc.dynamic[i].d_tag != DT_NULL; i++)
+		if (libc.dynamic[i].d_tag != DT_STRSZ)
+			libc.dynamic[i].d_un.d_ptr -= base;
+	libc.map.l_addr = base;
+	CHECK(look(&libc, "clock_gettime", &a) == NEXT_FOUND && a == (void *)(base + 0x40));
+	/* Neither reading near the dynamic section: unsure, never a wild read. */
+	fake_build(&libc, "libc.so.6", syms, 1, false);
+	libc.dynamic[0].d_un.d_ptr = 0x1000;
+	libc.map.l_addr = 0x2000;
+	CHECK(look(&libc, "clock_gettime", &a) == NEXT_UNSURE);
+}
+
+/* A bloom filter that lets every name through: the chain alone decides. */
+static void a_full_filter_leaves_it_to_the_chain(void)
+{
+	struct fake_symbol syms[] = {{"clock_gettime", 0x10, 0, 0, 0}};
+	fake_build(&libc, "libc.so.6", syms, 1, false);
+	uint64_t every = ~(uint64_t)0;
+	memcpy(libc.table + 4, &every, sizeof every);
+	void *a;
+	CHECK(look(&libc, "clock_gettime", &a) == NEXT_FOUND && a == (void *)0x10);
+	CHECK(look(&libc, "clock_getres", &a) == NEXT_NOT_HERE);
+	CHECK(look(&libc, "timespec_get", &a) == NEXT_NOT_HERE);
 }
 
 /* ---- this process ---- */
@@ -286,6 +342,8 @@ int main(void)
 	RUN(versions_follow_dlsym);
 	RUN(odd_symbols_are_unsure_or_skipped);
 	RUN(the_walk_stops_at_the_c_library);
+	RUN(addresses_relocated_or_not);
+	RUN(a_full_filter_leaves_it_to_the_chain);
 #ifndef TSCSHIM_LIBC_MUSL /* musl keeps no _r_debug list: the musl build asks dlsym */
 	RUN(this_process_agrees_with_dlsym);
 #endif

@@ -97,3 +97,23 @@ lookups_after_init() {
 	[[ "$output" == *"at the first clock read"* ]]
 	[ -s "$long/tscshim.cache" ]
 }
+
+@test "load: a library linked at a high base and loaded below it, between the shim and the C library" {
+	require_command cc gcc
+	cd "$BATS_TEST_TMPDIR"
+	# Two libraries linked at the same fixed base: the loader puts the second one
+	# elsewhere, below its link base, so its load bias wraps around.
+	printf 'int one(void) { return 1; }\n' >one.c
+	printf 'int two(void) { return 2; }\n' >two.c
+	printf '#include <stdio.h>\n#include <time.h>\nint one(void); int two(void);\nint main(void) { struct timespec ts; int r = clock_gettime(CLOCK_MONOTONIC, &ts); printf("%%d %%d\\n", one() + two(), r); return 0; }\n' >main.c
+	cc -shared -fPIC -Wl,-Ttext-segment=0x7ff000000000 -o libone.so one.c
+	cc -shared -fPIC -Wl,-Ttext-segment=0x7ff000000000 -o libtwo.so two.c
+	cc -o main main.c -L. -lone -ltwo -Wl,-rpath,"$BATS_TEST_TMPDIR"
+	run ./main
+	[ "$status" -eq 0 ] && [ "$output" = "3 0" ]
+	run env TSCSHIM_VERBOSE=2 LD_PRELOAD="$SHIM" ./main
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"3 0"* ]]
+	[[ "$output" == *"real functions read from the loader's tables"* ]]
+}

@@ -30,6 +30,7 @@ extern ElfW(Dyn) _DYNAMIC[] __attribute__((visibility("hidden")));
 /* glibc's list of loaded objects; weak, for a loader that has none (musl's). */
 #pragma weak _r_debug
 
+#ifndef TSCSHIM_LIBC_MUSL
 /* Variables that make glibc's dlsym answer otherwise than the tables do: a weak
  * definition passed over for a later strong one, an auditor's redirections. */
 static char dynamic_weak_variable[] ON_LOAD_PAGE = "LD_DYNAMIC_WEAK=";
@@ -47,6 +48,7 @@ LOAD_PATH static bool set_in_environment(const char *prefix)
 	}
 	return false;
 }
+#endif
 
 LOAD_PATH static const struct link_map *definer_from_list(const char **why)
 {

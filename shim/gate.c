@@ -109,7 +109,7 @@ LOAD_PATH static bool starts_with(const char *s, const char *prefix)
 	return true;
 }
 
-static bool same_text(const char *a, const char *b)
+LOAD_PATH static bool same_text(const char *a, const char *b)
 {
 	for (; *a && *a == *b; a++, b++)
 		;
@@ -130,8 +130,8 @@ static const char *environment_at_load(const char *name)
 /* A cold start (no record can answer) measures at load, before the program's own
  * threads exist to compete with the estimator for the CPUs, as it always did; a warm one
  * leaves the decision to the first read of a served clock. */
-LOAD_PATH static bool cold_start(bool disabled, bool serves_none, const char *system_record, const char *cache,
-		       const char *xdg_runtime_dir)
+LOAD_PATH static bool cold_start(bool disabled, bool serves_none, const char *system_record,
+				 const char *cache, const char *xdg_runtime_dir)
 {
 	if (disabled || serves_none || record_may_answer(system_record, cache, xdg_runtime_dir))
 		return false;

@@ -46,8 +46,8 @@ static inline void *real_if_known(enum real_function f)
 	return atomic_load_explicit(&real_addresses[f], memory_order_acquire);
 }
 
-/* The real function, read on first need; NULL before the constructor ran, while dlsym is
- * under way, or if there is none. */
+/* The real function, read on first need; NULL where the loader's list cannot answer
+ * before the constructor ran, while dlsym is under way, or if there is none. */
 static inline void *real_function(enum real_function f)
 {
 	void *address = real_if_known(f);

@@ -27,6 +27,8 @@ CALIB_OBJ := $(CALIB_SRC:%.c=$(B)/%.o)
 CLI_OBJ   := $(CLI_SRC:%.c=$(B)/%.o)
 SHIM_OBJ  := $(SHIM_SRC:%.c=$(B)/%.o)
 TEST_BIN  := $(TEST_SRC:test/%.c=$(B)/test/%)
+# shim/build_id.c at a fixed address as well as position-independent (test_build_id.c).
+TEST_BIN  += $(B)/test/test_build_id_fixed
 PROBE_SRC := $(wildcard test/probe_*.c)
 PROBE_BIN := $(PROBE_SRC:test/%.c=$(B)/test/%)
 TESTLIB_SRC := $(wildcard test/lib_*.c)
@@ -93,6 +95,14 @@ AB_PURE_OBJ := $(B)/cli/ab_stats.o $(B)/cli/ab_variant.o $(B)/cli/ab_metric.o $(
 $(B)/test/test_hot_path: test/test_hot_path.c test/unit.h $(wildcard shim/*.h) $(B)/libtsccalib.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Ishim $< $(B)/libtsccalib.a -o $@ $(LDLIBS)
+
+# shim/build_id.c in a program of its own, which it then identifies.
+$(B)/test/test_build_id: test/test_build_id.c test/unit.h shim/build_id.c shim/build_id.h $(B)/libtsccalib.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Ishim -Wl,--build-id $< shim/build_id.c $(B)/libtsccalib.a -o $@ $(LDLIBS)
+$(B)/test/test_build_id_fixed: test/test_build_id.c test/unit.h shim/build_id.c shim/build_id.h $(B)/libtsccalib.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -fno-pie -no-pie -Ishim -Wl,--build-id $< shim/build_id.c $(B)/libtsccalib.a -o $@ $(LDLIBS)
 
 $(B)/test/test_ab_stats: test/test_ab_stats.c test/unit.h $(AB_PURE_OBJ) $(B)/libtsccalib.a
 	@mkdir -p $(dir $@)

@@ -78,6 +78,36 @@ all_served() {
 	all_served 1001
 }
 
+@test "lazy: the first line, published inside the decision, is claimed with every signal blocked" {
+	# The decision blocks every signal for its whole length, so its publication does not
+	# block them again; a hook at the claim reads the mask the claim really runs under.
+	require_reliable
+	LD_PRELOAD="$HOOKS" "$PROBE" loop 1 >/dev/null
+	[ -s "$TSCSHIM_CACHE" ]
+	run env TSCSHIM_SERVE=always TSCSHIM_STATS=stderr TSCSHIM_VERBOSE=1 LD_PRELOAD="$HOOKS" "$LAZY" claim-mask "$BOUND"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"at the first clock read"* ]]
+	[[ "$output" == *"claim-mask: claims="[1-9]*" unblocked=0"* ]]
+	all_served 1000
+}
+
+@test "lazy: a fork while another thread's decision holds its first claim: the child decides for itself" {
+	# The decision's scratch shares the page the kernel wipes in a fork child: the child
+	# finds it zeroed, and another process's decision under way, and decides afresh.
+	require_reliable
+	LD_PRELOAD="$HOOKS" "$PROBE" loop 1 >/dev/null
+	[ -s "$TSCSHIM_CACHE" ]
+	run env TSCSHIM_SERVE=always TSCSHIM_STATS=stderr TSCSHIM_VERBOSE=1 LD_PRELOAD="$HOOKS" "$LAZY" fork-mid-decision "$BOUND"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(grep -c 'decided in .* at the first clock read' <<<"$output")" -eq 2 ]
+	[[ "$output" == *"fork-mid-decision child: violations=0"* ]]
+	[[ "$output" == *"fork-mid-decision parent: violations=0"* ]]
+	# Both processes served their reads from the counter.
+	[ "$(grep -c ' active=1 decided=1 monotonic=1000/1000 ' <<<"$output")" -eq 2 ]
+}
+
 @test "lazy: two threads making the first read at once: both within the bound, nobody waits" {
 	require_reliable
 	warm_cache

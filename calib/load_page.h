@@ -2,12 +2,12 @@
  *
  * Preloaded into every process of a machine, the shim's load and exit run in every
  * `sh`, `date` and compiler pass, most of which never read a clock. What they cost is
- * the pages they touch for the first time, far more than their instructions: in a KVM
- * guest whose host fills its page tables lazily, a fresh page costs about 10 us, and even
- * a page the kernel already mapped (read ahead around an earlier fault) costs a trap to
- * the host of about 2 us on its first touch; a system call costs 1 us. So the code that
- * runs in every process, and the data it reads and writes, is packed onto as few pages
- * as possible, and calls into libc (each function another page of libc's text) are
+ * page faults and system calls, far more than their instructions: in a KVM guest whose
+ * host fills its page tables lazily, a fault costs about 10 us (a fresh page of data, or
+ * a page of text outside the 64 KiB the kernel maps around an earlier fault), a system
+ * call 1-2 us, while a first touch of a page already mapped costs about 0.2 us. So the
+ * code that runs in every process, and the data it reads and writes, is kept on as few
+ * pages as possible, and calls into libc (each function another page of libc's text) are
  * avoided there.
  *
  * LOAD_PATH: a function that runs at load (or exit) in every process, whatever the

@@ -4,8 +4,8 @@
 
 #include <stdint.h>
 
-/* This library's GNU build-id folded to 64 bits (never 0), or 0 if it has none. Walks
- * the loaded objects once (dl_iterate_phdr); call it from the decision, not a hot path. */
+/* This library's GNU build-id folded to 64 bits (never 0), or 0 if it has none. Reads
+ * its own program headers: no lock, no libc; async-signal-safe. */
 uint64_t shim_build_id(void);
 
 #endif

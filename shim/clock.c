@@ -110,7 +110,9 @@ static void wiped_reset_in_child(void)
  * processes (0.1-0.2 ms), and it misses children made by a raw clone or _Fork. */
 static void setup_fork_wiped(void)
 {
-	if (madvise(&wiped, sizeof wiped, MADV_WIPEONFORK) != 0)
+	/* The system call itself (raw_syscall.h): libc's madvise is a page of libc few
+	 * programs touch. */
+	if (raw_syscall4(SYS_madvise, (long)&wiped, sizeof wiped, MADV_WIPEONFORK, 0) != 0)
 		libc_atfork_child(wiped_reset_in_child);
 }
 
@@ -253,12 +255,12 @@ enum write_result { WRITE_PUBLISHED, WRITE_LOST, WRITE_NO_SLOT };
  * `expected[1]`. A floor raised meanwhile is applied and the publication tried again; a
  * floor beyond the plan, or any other publication, drops it (WRITE_LOST). */
 static enum write_result publish(uint64_t expected[2], struct line *next, uint32_t floor_exempt,
-				 unsigned avoid)
+				 unsigned avoid, bool signals_blocked)
 {
 	if (!line_apply_floor(next, expected[1], floor_exempt))
 		return WRITE_LOST;
 	uint64_t saved_mask;
-	bool blocked = block_signals(&saved_mask);
+	bool blocked = !signals_blocked && block_signals(&saved_mask);
 	int s = claim_slot(slot_of(expected[0]), avoid);
 	if (s < 0) {
 		restore_signals(blocked, &saved_mask);
@@ -326,7 +328,7 @@ static enum write_result resync(uint64_t w, const struct line *old, uint64_t now
 		plan.outcome = PLAN_STOP;
 		line_stop(&plan.next);
 	}
-	enum write_result r = publish(expected, &plan.next, plan_floor_exempt(&plan), 0);
+	enum write_result r = publish(expected, &plan.next, plan_floor_exempt(&plan), 0, false);
 	if (r == WRITE_PUBLISHED && uncovered)
 		atomic_store(&stopped_uncovered, true);
 	if (r == WRITE_PUBLISHED)
@@ -340,7 +342,7 @@ static enum write_result resync(uint64_t w, const struct line *old, uint64_t now
  * parent's line, so it never reads earlier than its parent did, unless the kernel's
  * clocks no longer agree with it: a time namespace moved them (or the parent's line had
  * lapsed), and the child anchors afresh. */
-static enum write_result recover(void)
+static enum write_result recover(bool signals_blocked)
 {
 	uint64_t parent_state = atomic_load_explicit(&shadow_state, memory_order_acquire);
 	unsigned parent_slot = slot_of(parent_state);
@@ -378,7 +380,7 @@ static enum write_result recover(void)
 	if (!line_apply_floor(&next, expected[1], exempt))
 		return WRITE_LOST;
 	expected[1] = 0;
-	return publish(expected, &next, exempt, parent_slot);
+	return publish(expected, &next, exempt, parent_slot, signals_blocked);
 }
 
 /* ---- the turn to write ---- */
@@ -444,7 +446,7 @@ int clock_read_slow(unsigned clock, struct timespec *ts, uint64_t t)
 			/* No line: a fork child's first read (or one racing it). */
 			if (attempt >= WRITE_ATTEMPTS)
 				return 0;
-			recover();
+			recover(false);
 			t = read_counter();
 			continue;
 		}
@@ -505,7 +507,7 @@ int clock_start(const struct line_setup *setup, const char **err)
 		return -1;
 	}
 
-	if (recover() != WRITE_PUBLISHED) {
+	if (recover(setup->signals_blocked) != WRITE_PUBLISHED) {
 		*err = "could not publish the first line";
 		return -1;
 	}

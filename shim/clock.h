@@ -19,6 +19,8 @@ struct line_setup {
 	bool fenced;
 	struct cpu_mask covered;  /* the CPUs the verdict compared: serving stops if the
 	                           * process may run elsewhere (checked at re-synchronization) */
+	bool signals_blocked;     /* the caller blocks every signal throughout (the decision
+	                           * does): the first publication need not block them again */
 };
 
 /* Anchors the first line on the kernel's clocks and opens the counter path for the

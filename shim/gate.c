@@ -36,6 +36,7 @@
 #include "build_id.h"
 #include "cache.h"
 #include "counter.h"
+#include "environment.h"
 #include "estimate.h"
 #include "libc_kind.h"
 #include "options.h"
@@ -91,24 +92,8 @@ static char disable_alone[] ON_LOAD_PAGE = "TSCSHIM_DISABLE=1";
 static char system_record_default[] ON_LOAD_PAGE = OPTION_SYSTEM_RECORD_DEFAULT;
 static char cache_default[] ON_LOAD_PAGE = OPTION_CACHE_DEFAULT;
 
-/* "NAME=value": the value if the string names the variable, else NULL. Our own compare:
- * a process that never reads a clock should not pay for faulting in libc's. */
-LOAD_PATH static const char *value_of(const char *entry, const char *name)
-{
-	for (; *name; name++, entry++)
-		if (*entry != *name)
-			return NULL;
-	return *entry == '=' ? entry + 1 : NULL;
-}
-
-LOAD_PATH static bool starts_with(const char *s, const char *prefix)
-{
-	for (; *prefix; prefix++, s++)
-		if (*s != *prefix)
-			return false;
-	return true;
-}
-
+/* Our own compares (calib/environment.h): a process that never reads a clock should not
+ * pay for faulting in libc's getenv and strcmp. */
 LOAD_PATH static bool same_text(const char *a, const char *b)
 {
 	for (; *a && *a == *b; a++, b++)
@@ -119,12 +104,7 @@ LOAD_PATH static bool same_text(const char *a, const char *b)
 static const char *environment_at_load(const char *name)
 {
 	extern char **environ;
-	for (char **e = environ; e && *e; e++) {
-		const char *value = value_of(*e, name);
-		if (value)
-			return value;
-	}
-	return NULL;
+	return environment_value(environ, name);
 }
 
 /* A cold start (no record can answer) measures at load, before the program's own
@@ -153,11 +133,11 @@ LOAD_PATH bool gate_load(void)
 	bool disabled = false;
 	const char *xdg = NULL;
 	for (char **e = environ; e && *e; e++) {
-		if (starts_with(*e, variable_prefix)) {
+		if (environment_entry_starts_with(*e, variable_prefix)) {
 			variables++;
 			disabled = disabled || same_text(*e, disable_alone);
 		}
-		xdg = xdg ? xdg : value_of(*e, runtime_dir_variable);
+		xdg = xdg ? xdg : environment_entry_value(*e, runtime_dir_variable);
 	}
 	if (variables == 0) {
 		/* The common case, a machine-wide install: nothing written, the defaults parsed
@@ -244,10 +224,10 @@ static void pass_through(const char *reason)
  * read the clock first: that one may be pinned to one CPU among several others. Any CPU
  * signature: a record of this boot vouches for the CPU (step 4). Returns false (reason
  * set) when the CPU set cannot be read. */
-static bool step2_cpu_set_and_boot(struct cpu_mask *cpus, char *boot_id, size_t boot_id_size,
+static bool step2_cpu_set_and_boot(int pid, struct cpu_mask *cpus, char *boot_id, size_t boot_id_size,
 				   struct cache_key *key)
 {
-	if (cpu_mask_allowed_of((int)raw_syscall4(SYS_getpid, 0, 0, 0, 0), cpus) < 1 && cpu_mask_allowed(cpus) < 1) {
+	if (cpu_mask_allowed_of(pid, cpus) < 1 && cpu_mask_allowed(cpus) < 1) {
 		pass_through("cannot read the CPU affinity (more than 1024 CPUs?)");
 		return false;
 	}
@@ -399,6 +379,10 @@ static void step6_verdict(const struct option_values *o, const struct counter_id
 	verdict_decide(&in, v);
 }
 
+/* Whether gate_first_read could block every signal for the decision (a seccomp filter
+ * may refuse it): then the first publication need not block them again. */
+static bool decision_signals_blocked;
+
 /* Step 7: the line anchored and the counter path opened. */
 static bool step7_clock_start(const struct option_values *o, const struct cpu_mask *covered)
 {
@@ -409,6 +393,7 @@ static bool step7_clock_start(const struct option_values *o, const struct cpu_ma
 		.served = gate_result.served,
 		.fenced = gate_result.fenced,
 		.covered = *covered,
+		.signals_blocked = decision_signals_blocked,
 	};
 	const char *err = NULL;
 	if (clock_start(&setup, &err) != 0) {
@@ -606,13 +591,13 @@ static void counter_identity(const struct found_record *f, struct counter_identi
 	counter_identify_basic(id);
 }
 
-/* Steps 2 to 9 after the options, on a reliable path or not. */
-static __attribute__((noinline)) void decide_from_options(const struct option_values *o)
+/* Steps 2 to 9 after the options, on a reliable path or not; pid is the process's. */
+static __attribute__((noinline)) void decide_from_options(const struct option_values *o, int pid)
 {
 	struct cpu_mask cpus;
 	char boot_id[sizeof ((struct cache_record *)0)->boot_id];
 	struct cache_key key;
-	if (!step2_cpu_set_and_boot(&cpus, boot_id, sizeof boot_id, &key))
+	if (!step2_cpu_set_and_boot(pid, &cpus, boot_id, sizeof boot_id, &key))
 		return;
 	struct found_record found;
 	if (!step3_record(o, &key, &found))
@@ -655,7 +640,7 @@ static __attribute__((noinline)) void decide_from_options(const struct option_va
 	step9_keep(&found, rec, costs_now);
 }
 
-static void decide(void)
+static void decide(int pid)
 {
 	uint64_t began = refclock_now_ns(CLOCK_MONOTONIC);
 	gate_result.max_shift_ns = UINT64_MAX;
@@ -684,7 +669,7 @@ static void decide(void)
 		else if (gate_result.served == 0)
 			pass_through("TSCSHIM_CLOCKS=none");
 		else
-			decide_from_options(o);
+			decide_from_options(o, pid);
 	}
 	gate_result.decide_ns = refclock_now_ns(CLOCK_MONOTONIC) - began;
 	const char *why_dlsym;
@@ -761,10 +746,11 @@ bool gate_first_read(clockid_t clock, bool force)
 	atomic_store_explicit(&decider, self, memory_order_relaxed);
 	uint64_t saved_mask;
 	bool blocked = block_all_signals(&saved_mask);
+	decision_signals_blocked = blocked;
 	int cancel_state;
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
 	int saved_errno = errno;
-	decide();
+	decide((int)me);
 	errno = saved_errno;
 	atomic_store_explicit(&phase_word, me << 2 | PHASE_DECIDED, memory_order_release);
 	pthread_setcancelstate(cancel_state, NULL);

@@ -47,8 +47,16 @@ _Static_assert(sizeof(struct line_forms) % sizeof(uint64_t) == 0, "forms are 64-
 
 /* What a fork child must not inherit: the state (so it re-anchors before serving, in
  * case a time namespace moved its clocks), the slot claims (held by threads that do not
- * exist in the child) and the writer token. On a page of its own that the kernel wipes
- * in a fork child (MADV_WIPEONFORK). */
+ * exist in the child) and the writer token. On pages of their own that the kernel wipes
+ * in a fork child (MADV_WIPEONFORK).
+ *
+ * The rest of those pages is the decision's scratch (shim/record.c's record buffers):
+ * the first read must write the first page anyway, and each fresh page costs a fault
+ * (calib/load_page.h), so the records it reads share it. Nothing there outlives the
+ * decision, which writes every buffer before reading it: a fork child that has to
+ * decide afresh finds them zeroed, and nothing else reads them. Off the hot path's
+ * cache lines: it starts two lines in. */
+enum { FORK_WIPED_PAGES = 2 };
 struct fork_wiped {
 	/* One 16-byte pair, changed only by counter_cas_pair(): the state (which the hot
 	 * path loads alone) and the floor, MONOTONIC's largest value a fallback handed out.
@@ -58,6 +66,7 @@ struct fork_wiped {
 	uint64_t floor;
 	_Atomic uint64_t writer_token;      /* counter value until which a writer has the turn */
 	_Atomic uint32_t claim[LINE_SLOTS]; /* 1: being filled or published; 0: free */
+	_Alignas(64) unsigned char decision_scratch[FORK_WIPED_PAGES * 4096 - 128];
 };
 
 /* Read by every call; a cache line of its own (the load page's writers stay off it). */

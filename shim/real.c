@@ -2,6 +2,7 @@
 #include "real.h"
 #include "load_page.h"
 
+#include "environment.h"
 #include "kernel_clock.h"
 #include "libc_kind.h"
 #include "next_symbol.h"
@@ -33,21 +34,8 @@ extern ElfW(Dyn) _DYNAMIC[] __attribute__((visibility("hidden")));
 #ifndef TSCSHIM_LIBC_MUSL
 /* Variables that make glibc's dlsym answer otherwise than the tables do: a weak
  * definition passed over for a later strong one, an auditor's redirections. */
-static char dynamic_weak_variable[] ON_LOAD_PAGE = "LD_DYNAMIC_WEAK=";
-static char audit_variable[] ON_LOAD_PAGE = "LD_AUDIT=";
-
-LOAD_PATH static bool set_in_environment(const char *prefix)
-{
-	extern char **environ;
-	for (char **e = environ; e && *e; e++) {
-		const char *a = *e, *b = prefix;
-		while (*b && *a == *b)
-			a++, b++;
-		if (!*b)
-			return true;
-	}
-	return false;
-}
+static char dynamic_weak_variable[] ON_LOAD_PAGE = "LD_DYNAMIC_WEAK";
+static char audit_variable[] ON_LOAD_PAGE = "LD_AUDIT";
 #endif
 
 LOAD_PATH static const struct link_map *definer_from_list(const char **why)
@@ -60,7 +48,8 @@ LOAD_PATH static const struct link_map *definer_from_list(const char **why)
 		*why = "not glibc's loader";
 		return NULL;
 	}
-	if (set_in_environment(dynamic_weak_variable) || set_in_environment(audit_variable)) {
+	extern char **environ;
+	if (environment_value(environ, dynamic_weak_variable) || environment_value(environ, audit_variable)) {
 		*why = "LD_DYNAMIC_WEAK or LD_AUDIT is set";
 		return NULL;
 	}

@@ -1,11 +1,13 @@
 #define _GNU_SOURCE
 #include "record.h"
 
+#include "line.h"
 #include "load_page.h"
 #include "say.h"
 
-#include "refclock.h"
+#include "environment.h"
 #include "kernel_clock.h"
+#include "refclock.h"
 #include "raw_syscall.h"
 #include "safefile.h"
 #include "system.h"
@@ -21,26 +23,36 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Too big for the decision's stack, and needed once. Laid out for the pages a warm
- * decision touches (each fresh one is a fault): what every decision writes first (the
- * parsed records, the path, the message buffer), then the file buffer, so that a record
- * file of one CPU set (about 340 bytes, the common case) is read into that same page: one
- * page, not two. The lock name (only when measuring) and the note come last. */
-static AFTER_BSS struct {
-	_Alignas(4096) struct cache_file cache; /* the per-user cache as read (count 0: none usable) */
+/* Too big for the decision's stack, and needed once per decision. What every warm
+ * decision writes (the parsed records, the path, the message buffer, then the file
+ * buffer, so that a record file of one CPU set, about 340 bytes, the common case, is read
+ * into that same page) sits in the scratch that shares the fork-wiped page the first
+ * line's publication writes anyway (shim/line.h): one fresh page, not two. Every buffer
+ * is written before it is read, within one decision. may_alias: the scratch is bytes. */
+struct __attribute__((may_alias)) decision_buffers {
+	struct cache_file cache; /* the per-user cache as read (count 0: none usable) */
 	struct cache_file system;               /* the machine-wide record as read */
 	char cache_path[SAFEFILE_PATH_MAX];
 	char err[SAFEFILE_PATH_MAX + 160]; /* one step's message at a time */
 	char file[CACHE_MAX_SIZE + 1];
+};
+_Static_assert(sizeof(struct decision_buffers) <= sizeof wiped.decision_scratch,
+	       "the decision's buffers fit the scratch");
+_Static_assert(offsetof(struct fork_wiped, decision_scratch) + offsetof(struct decision_buffers, file) + 400 <=
+		       4096,
+	       "a one-record file shares the first page with what every decision writes");
+#define buffers (*(struct decision_buffers *)(void *)wiped.decision_scratch)
+
+/* Rarer: the lock name (only when measuring) and the note (only when the cache could not
+ * be used or written). */
+static AFTER_BSS struct {
 	char lock_name[SAFEFILE_PATH_MAX + 8];
 	char note[SAFEFILE_PATH_MAX + 160]; /* what went wrong with the cache, for verbose */
-} buffers;
-_Static_assert(offsetof(__typeof__(buffers), file) + 400 <= 4096,
-	       "a one-record file shares the first page with what every decision writes");
+} rare;
 
 const char *record_note(void)
 {
-	return buffers.note;
+	return rare.note;
 }
 
 const struct cache_record *record_from_system(const struct option_values *o,
@@ -102,8 +114,13 @@ LOAD_PATH bool record_may_answer(const char *system, const char *option, const c
 	return written + 1000000000ull >= boot_wall_ns();
 }
 
+/* The effective uid the per-user cache belongs to, read once by record_cache_path (the
+ * decision asks it first): the program may have changed it since load. */
+static uid_t cache_owner ON_LOAD_PAGE;
+
 const char *record_cache_path(const struct option_values *o)
 {
+	cache_owner = (uid_t)raw_syscall4(SYS_geteuid, 0, 0, 0, 0);
 	const char *option = o->text[OPT_CACHE];
 	if (strcmp(option, "off") == 0)
 		return NULL;
@@ -111,20 +128,22 @@ const char *record_cache_path(const struct option_values *o)
 		return option;
 	/* Read when the decision runs; never in secure execution, which passes through
 	 * before any record is looked at. */
-	if (cache_default_path(getenv("XDG_RUNTIME_DIR"), buffers.cache_path, sizeof buffers.cache_path) != 0)
+	extern char **environ;
+	if (cache_default_path_for(environment_value(environ, "XDG_RUNTIME_DIR"), cache_owner,
+				   buffers.cache_path, sizeof buffers.cache_path) != 0)
 		return NULL;
 	return buffers.cache_path;
 }
 
 const struct cache_record *record_from_cache(const char *path, const struct cache_key *key)
 {
-	struct safefile_trust mine = {.owner = geteuid(), .max_size = CACHE_MAX_SIZE};
+	struct safefile_trust mine = {.owner = cache_owner, .max_size = CACHE_MAX_SIZE};
 	int rc = cache_read(path, &mine, buffers.file, sizeof buffers.file, &buffers.cache,
 			    buffers.err, sizeof buffers.err);
 	if (rc != CACHE_OK) {
 		buffers.cache.count = 0;
 		if (rc != CACHE_MISSING)
-			text_line(buffers.note, sizeof buffers.note, buffers.err, NULL);
+			text_line(rare.note, sizeof rare.note, buffers.err, NULL);
 		if (say_level >= 2 || (rc != CACHE_MISSING && say_level >= 1))
 			say("cache ", buffers.err, "; measuring and rewriting it", NULL);
 		return NULL;
@@ -140,8 +159,8 @@ const struct cache_record *record_from_cache(const char *path, const struct cach
 
 int record_lock(const char *path, uint64_t wait_ns)
 {
-	char *name = buffers.lock_name;
-	struct text t = text_start(name, sizeof buffers.lock_name);
+	char *name = rare.lock_name;
+	struct text t = text_start(name, sizeof rare.lock_name);
 	text_add(&t, path);
 	text_add(&t, ".lock");
 	if (t.truncated)
@@ -151,7 +170,7 @@ int record_lock(const char *path, uint64_t wait_ns)
 	if (fd < 0)
 		return RECORD_LOCK_NONE;
 	/* A lock file another user owns is ignored: it could be held for ever. */
-	if (fstat(fd, &st) != 0 || st.st_uid != geteuid() || !S_ISREG(st.st_mode)) {
+	if (fstat(fd, &st) != 0 || st.st_uid != cache_owner || !S_ISREG(st.st_mode)) {
 		close(fd);
 		return RECORD_LOCK_NONE;
 	}
@@ -222,11 +241,11 @@ void record_keep(const char *path, const struct cache_record *rec)
 	cache_insert(&buffers.cache, rec);
 	if (cache_write(path, &buffers.cache, false, buffers.file, sizeof buffers.file, buffers.err,
 			sizeof buffers.err) != 0) {
-		text_line(buffers.note, sizeof buffers.note, buffers.err, "; every start measures", NULL);
+		text_line(rare.note, sizeof rare.note, buffers.err, "; every start measures", NULL);
 		if (say_level >= 1)
-			say("cache ", buffers.note, NULL);
+			say("cache ", rare.note, NULL);
 	} else {
-		buffers.note[0] = '\0';
+		rare.note[0] = '\0';
 	}
 }
 

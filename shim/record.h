@@ -28,7 +28,8 @@ const struct cache_record *record_from_system(const struct option_values *o,
  * that measurement to the first read. */
 bool record_may_answer(const char *system_record, const char *cache, const char *xdg_runtime_dir);
 
-/* The per-user cache's path (the option, or the default), or NULL for none. */
+/* The per-user cache's path (the option, or the default), or NULL for none. Asked first:
+ * it reads the effective uid that the cache, and its lock, must belong to. */
 const char *record_cache_path(const struct option_values *o);
 
 /* The per-user cache's entry for key, or NULL. */

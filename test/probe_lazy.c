@@ -7,18 +7,35 @@
  *   probe_lazy threads BOUND_NS         two threads make the first read at once, then
  *                                       read 100000 times each, every value within
  *                                       BOUND_NS of the kernel's clock
+ *   probe_lazy claim-mask BOUND_NS      (the hooks build preloaded) the first read, whose
+ *                                       decision publishes the first line: at every slot
+ *                                       claim, every signal that can be blocked must be;
+ *                                       exit 3 if no claim was seen (nothing published)
+ *   probe_lazy fork-mid-decision BOUND_NS  (the hooks build) a thread's first read is
+ *                                       held at its decision's first claim while another
+ *                                       thread forks: the child (whose fork-wiped page,
+ *                                       the decision's scratch with it, the kernel zeroed)
+ *                                       decides for itself; both read 1000 times within
+ *                                       BOUND_NS; exit 3 if the hold was never reached
  * Each value is bracketed by two reads of the kernel's CLOCK_MONOTONIC through the
  * system call, which no preload reaches. Exit 1 on any value outside its bracket. */
 #define _GNU_SOURCE
 #include "kernel_clock.h"
 
+#include "test_points.h"
+
+#include <dlfcn.h>
 #include <pthread.h>
+#include <semaphore.h>
+#include <sys/wait.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 static int64_t bound_ns;
 static _Atomic long violations;
@@ -60,6 +77,52 @@ static void *reader(void *arg)
 	return NULL;
 }
 
+/* At a writer's claim: the thread's signal mask, read with the system call (glibc's
+ * wrapper hides SIGCANCEL and SIGSETXID). */
+static _Atomic int claims, claims_unblocked;
+
+static void claim_hook(int point)
+{
+	if (point != TEST_POINT_CLAIMED)
+		return;
+	uint64_t mask = 0;
+	syscall(SYS_rt_sigprocmask, SIG_BLOCK, NULL, &mask, sizeof mask);
+	uint64_t unblockable = 1ull << (SIGKILL - 1) | 1ull << (SIGSTOP - 1);
+	atomic_fetch_add(&claims, 1);
+	if ((mask | unblockable) != ~0ull)
+		atomic_fetch_add(&claims_unblocked, 1);
+}
+
+/* An absolute CLOCK_REALTIME deadline s seconds ahead, through the system call: a served
+ * read here would be a first read of its own, and could make this thread the decider. */
+static const struct timespec *deadline(int s)
+{
+	static __thread struct timespec at;
+	syscall(SYS_clock_gettime, CLOCK_REALTIME, &at);
+	at.tv_sec += s;
+	return &at;
+}
+
+/* Holds the first claim (the decider's first publication) until the fork is made. */
+static sem_t at_claim, forked;
+static _Atomic int held;
+
+static void hold_hook(int point)
+{
+	if (point != TEST_POINT_CLAIMED || atomic_exchange(&held, 1))
+		return;
+	sem_post(&at_claim);
+	sem_timedwait(&forked, deadline(10));
+}
+
+static void *first_reader(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 1000; i++)
+		checked_read();
+	return NULL;
+}
+
 static int report(const char *what)
 {
 	printf("%s: violations=%ld worst_ns=%lld bound_ns=%lld\n", what, (long)atomic_load(&violations),
@@ -85,6 +148,42 @@ int main(int argc, char **argv)
 		for (int i = 0; i < 1000; i++)
 			checked_read();
 		return report("handler");
+	}
+	if (strcmp(argv[1], "claim-mask") == 0) {
+		void (**slot)(int) = (void (**)(int))dlsym(RTLD_DEFAULT, "tscshim_test_hook");
+		if (!slot)
+			return 2;
+		*slot = claim_hook; /* before the first read: the decision's own publication */
+		for (int i = 0; i < 1000; i++)
+			checked_read();
+		printf("claim-mask: claims=%d unblocked=%d\n", atomic_load(&claims), atomic_load(&claims_unblocked));
+		if (atomic_load(&claims) == 0)
+			return 3;
+		return atomic_load(&claims_unblocked) ? 1 : report("claim-mask");
+	}
+	if (strcmp(argv[1], "fork-mid-decision") == 0) {
+		void (**slot)(int) = (void (**)(int))dlsym(RTLD_DEFAULT, "tscshim_test_hook");
+		if (!slot)
+			return 2;
+		sem_init(&at_claim, 0, 0);
+		sem_init(&forked, 0, 0);
+		*slot = hold_hook;
+		pthread_t t;
+		pthread_create(&t, NULL, first_reader, NULL);
+		if (sem_timedwait(&at_claim, deadline(10)) != 0)
+			return 3;
+		pid_t child = fork();
+		if (child == 0) {
+			for (int i = 0; i < 1000; i++)
+				checked_read();
+			exit(report("fork-mid-decision child")); /* exit: the stats line is written */
+		}
+		sem_post(&forked);
+		pthread_join(t, NULL);
+		int status = 0;
+		if (child < 0 || waitpid(child, &status, 0) != child || !WIFEXITED(status))
+			return 2;
+		return report("fork-mid-decision parent") || WEXITSTATUS(status);
 	}
 	if (strcmp(argv[1], "threads") == 0) {
 		pthread_t t[2];

@@ -112,3 +112,30 @@ setup() {
 		grep -q "active=0" "$BATS_TEST_TMPDIR/out"
 	done
 }
+
+# Costs measured again for the machine-wide record (here: the double makes the kernel's
+# clock a system call) go into the per-user cache beside what it already holds: the
+# decision reads the cache before it rewrites it, though it took the verdict elsewhere.
+@test "benefit: costs kept for the machine-wide record leave the cache's other records in place" {
+	[ "$(id -u)" -eq 0 ] || skip "the machine-wide record must be root's"
+	[ "$(nproc)" -ge 2 ] || skip "needs two CPUs for two CPU sets"
+	local dir="$BATS_TEST_TMPDIR/run" record
+	record="$dir/tscshim/calibration"
+	mkdir -p "$dir" && chmod 0755 "$dir" "$BATS_TEST_TMPDIR"
+	run env TSCSHIM_SYSTEM_RECORD="$record" "$TSCSHIM" calib --save --calibrate-us 20000
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -Eq '^cost_build=[1-9][0-9]*$' "$record"
+	# The per-user cache: a record for CPU 0 alone.
+	TSCSHIM_SYSTEM_RECORD=off taskset -c 0 env LD_PRELOAD="$SHIM" "$PROBE" loop 1 >/dev/null
+	grep -q '^cpus=1$' "$TSCSHIM_CACHE"
+	run --separate-stderr env TSCSHIM_VERBOSE=1 TSCTEST_SYSCALL=1 TSCSHIM_SYSTEM_RECORD="$record" \
+		LD_PRELOAD="$SHIM:$REFCLOCK" "$PROBE" status
+	echo "$output"; echo "$stderr"; cat "$TSCSHIM_CACHE"
+	[[ "$stderr" == *"from the machine-wide record"*"measured now;"* ]]
+	# The costs measured now were kept, for the machine-wide record's CPU set...
+	[ "$(grep -c '^tscshim-cache' "$TSCSHIM_CACHE")" -eq 1 ]
+	grep -q "^cpus=$(sed -n 's/^cpus=//p' "$record")$" "$TSCSHIM_CACHE"
+	# ...and CPU 0's record is still there.
+	grep -q '^cpus=1$' "$TSCSHIM_CACHE"
+}

@@ -92,6 +92,25 @@ all_served() {
 	all_served 1000
 }
 
+@test "lazy: fork handlers that unblock signals during the estimator's fork: the claim is still blocked" {
+	# An unusable cache: the decision at the first read measures, in a child made with
+	# fork, which runs the program's pthread_atfork handlers on the deciding thread.
+	require_reliable
+	local tries=0
+	while :; do
+		echo garbage >"$TSCSHIM_CACHE"
+		run env TSCSHIM_SERVE=always TSCSHIM_STATS=stderr TSCSHIM_VERBOSE=1 LD_PRELOAD="$HOOKS" \
+			"$LAZY" claim-mask-atfork "$BOUND"
+		echo "$output"
+		# 3: nothing published (an inconclusive estimate on a loaded machine): again.
+		[ "$status" -eq 3 ] && [ $((tries += 1)) -lt 3 ] || break
+	done
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"measured now"*"at the first clock read"* ]]
+	[[ "$output" == *"claim-mask: claims="[1-9]*" unblocked=0"* ]]
+	all_served 1000
+}
+
 @test "lazy: a fork while another thread's decision holds its first claim: the child decides for itself" {
 	# The decision's scratch shares the page the kernel wipes in a fork child: the child
 	# finds it zeroed, and another process's decision under way, and decides afresh.

@@ -167,10 +167,12 @@ int safefile_read(const char *path, const struct safefile_trust *trust, char *bu
 		if (got == 0)
 			break;
 		total += (size_t)got;
-		/* A short read of a regular file is its end: no second read to see 0 (a system
-		 * call saved at every first clock read). A file that grew past fstat's size
-		 * still shows as one read filling all that was asked. */
-		if ((size_t)got < want - (total - (size_t)got) && total >= (uint64_t)st.st_size)
+		/* A short read of a regular file that reached fstat's size is its end: no second
+		 * read to see 0 (a system call saved at every first clock read). A file that grew
+		 * past that size still shows as one read filling all that was asked; one whose
+		 * size says nothing (0, as in /proc) is read to its end. */
+		if ((size_t)got < want - (total - (size_t)got) && st.st_size > 0 &&
+		    total >= (uint64_t)st.st_size)
 			break;
 	}
 	close(fd);

@@ -313,6 +313,19 @@ static bool step4_counter_refuses(const struct option_values *o, const struct co
 	return verdict_refuse_early(&in, v);
 }
 
+/* Every signal, SIGCANCEL included (the raw system call; glibc's wrappers leave it out):
+ * no handler runs inside the decision, jumps out of it, or cancels it midway. */
+static bool block_all_signals(uint64_t *saved)
+{
+	uint64_t all = ~(uint64_t)0;
+	return raw_syscall4(SYS_rt_sigprocmask, SIG_BLOCK, (long)&all, (long)saved, sizeof all) == 0;
+}
+
+/* Whether every signal is blocked for the rest of the decision (gate_first_read's block
+ * may be refused, by a seccomp filter say): then the first publication need not block
+ * them again. */
+static bool decision_signals_blocked;
+
 /* Set while step 5's child measures: that child, and its threads, inherit it. */
 static _Atomic bool measuring_in_child ON_LOAD_PAGE;
 
@@ -330,6 +343,11 @@ static const struct cache_record *step5_measure(const struct option_values *o,
 	atomic_store_explicit(&measuring_in_child, true, memory_order_relaxed);
 	int rc = record_measure(o, key, f->record, &measured_record, &m, &why);
 	atomic_store_explicit(&measuring_in_child, false, memory_order_relaxed);
+	/* The estimator's fork ran the program's pthread_atfork handlers on this thread, and
+	 * they may have changed its mask (glibc's pthread_sigmask alone unblocks SIGCANCEL):
+	 * block every signal again for the steps that follow. */
+	uint64_t mask_after_fork;
+	decision_signals_blocked = decision_signals_blocked && block_all_signals(&mask_after_fork);
 	if (rc != 0) {
 		pass_through(why);
 		return NULL;
@@ -379,9 +397,6 @@ static void step6_verdict(const struct option_values *o, const struct counter_id
 	verdict_decide(&in, v);
 }
 
-/* Whether gate_first_read could block every signal for the decision (a seccomp filter
- * may refuse it): then the first publication need not block them again. */
-static bool decision_signals_blocked;
 
 /* Step 7: the line anchored and the counter path opened. */
 static bool step7_clock_start(const struct option_values *o, const struct cpu_mask *covered)
@@ -703,14 +718,6 @@ uint64_t gate_passed_while_deciding(void)
 bool gate_decided(void)
 {
 	return (atomic_load_explicit(&phase_word, memory_order_acquire) & 3) == PHASE_DECIDED;
-}
-
-/* Every signal, SIGCANCEL included (the raw system call; glibc's wrappers leave it out):
- * no handler runs inside the decision, jumps out of it, or cancels it midway. */
-static bool block_all_signals(uint64_t *saved)
-{
-	uint64_t all = ~(uint64_t)0;
-	return raw_syscall4(SYS_rt_sigprocmask, SIG_BLOCK, (long)&all, (long)saved, sizeof all) == 0;
 }
 
 bool gate_first_read(clockid_t clock, bool force)

@@ -54,7 +54,8 @@ _Static_assert(sizeof(struct line_forms) % sizeof(uint64_t) == 0, "forms are 64-
  * the first read must write the first page anyway, and each fresh page costs a fault
  * (calib/load_page.h), so the records it reads share it. Nothing there outlives the
  * decision, which writes every buffer before reading it: a fork child that has to
- * decide afresh finds them zeroed, and nothing else reads them. Off the hot path's
+ * decide afresh finds them zeroed (or, forked before the pages were marked, a copy),
+ * and its own decision writes them again; nothing else reads them. Off the hot path's
  * cache lines: it starts two lines in. */
 enum { FORK_WIPED_PAGES = 2 };
 struct fork_wiped {

@@ -117,10 +117,14 @@ LOAD_PATH bool record_may_answer(const char *system, const char *option, const c
 /* The effective uid the per-user cache belongs to, read once by record_cache_path (the
  * decision asks it first): the program may have changed it since load. */
 static uid_t cache_owner ON_LOAD_PAGE;
+/* Whether buffers.cache holds the per-user cache as this decision read it (cleared where
+ * each decision begins with the records: record_cache_path). */
+static bool cache_read_now ON_LOAD_PAGE;
 
 const char *record_cache_path(const struct option_values *o)
 {
 	cache_owner = (uid_t)raw_syscall4(SYS_geteuid, 0, 0, 0, 0);
+	cache_read_now = false;
 	const char *option = o->text[OPT_CACHE];
 	if (strcmp(option, "off") == 0)
 		return NULL;
@@ -135,13 +139,23 @@ const char *record_cache_path(const struct option_values *o)
 	return buffers.cache_path;
 }
 
-const struct cache_record *record_from_cache(const char *path, const struct cache_key *key)
+/* The per-user cache into buffers.cache (none usable: count 0), as this decision reads it.
+ * Returns cache_read's status. */
+static int read_cache(const char *path)
 {
 	struct safefile_trust mine = {.owner = cache_owner, .max_size = CACHE_MAX_SIZE};
 	int rc = cache_read(path, &mine, buffers.file, sizeof buffers.file, &buffers.cache,
 			    buffers.err, sizeof buffers.err);
-	if (rc != CACHE_OK) {
+	if (rc != CACHE_OK)
 		buffers.cache.count = 0;
+	cache_read_now = true;
+	return rc;
+}
+
+const struct cache_record *record_from_cache(const char *path, const struct cache_key *key)
+{
+	int rc = read_cache(path);
+	if (rc != CACHE_OK) {
 		if (rc != CACHE_MISSING)
 			text_line(rare.note, sizeof rare.note, buffers.err, NULL);
 		if (say_level >= 2 || (rc != CACHE_MISSING && say_level >= 1))
@@ -238,6 +252,10 @@ int record_measure(const struct option_values *o, const struct cache_key *key,
 
 void record_keep(const char *path, const struct cache_record *rec)
 {
+	/* A verdict taken from the machine-wide record leaves the cache unread: read it now,
+	 * so that the rewrite keeps its records for other CPU sets. */
+	if (!cache_read_now)
+		read_cache(path);
 	cache_insert(&buffers.cache, rec);
 	if (cache_write(path, &buffers.cache, false, buffers.file, sizeof buffers.file, buffers.err,
 			sizeof buffers.err) != 0) {

@@ -224,8 +224,8 @@ static void pass_through(const char *reason)
  * read the clock first: that one may be pinned to one CPU among several others. Any CPU
  * signature: a record of this boot vouches for the CPU (step 4). Returns false (reason
  * set) when the CPU set cannot be read. */
-static bool step2_cpu_set_and_boot(int pid, struct cpu_mask *cpus, char *boot_id, size_t boot_id_size,
-				   struct cache_key *key)
+static bool step2_cpu_set_and_boot(int pid, struct cpu_mask *cpus, char *boot_id,
+				   size_t boot_id_size, struct cache_key *key)
 {
 	if (cpu_mask_allowed_of(pid, cpus) < 1 && cpu_mask_allowed(cpus) < 1) {
 		pass_through("cannot read the CPU affinity (more than 1024 CPUs?)");
@@ -396,7 +396,6 @@ static void step6_verdict(const struct option_values *o, const struct counter_id
 	};
 	verdict_decide(&in, v);
 }
-
 
 /* Step 7: the line anchored and the counter path opened. */
 static bool step7_clock_start(const struct option_values *o, const struct cpu_mask *covered)

@@ -143,6 +143,12 @@ static inline uint32_t plan_floor_exempt(const struct plan *p)
 	return p->stepped & (1u << SERVED_REALTIME);
 }
 
+/* The next line after old, from an anchor at or past old's current segment's start (a
+ * writer re-synchronizes at or past its expiry; a lapsed line is past its hard end).
+ * The plan keeps old's current segment as the new previous one and drops old's previous
+ * one, which serves the counter before that start: a caller whose anchor may lie before
+ * it (a fork child continuing a line its parent had just published) takes old as it is
+ * instead (shim/clock.c, recover). */
 void segment_plan(const struct plan_inputs *in, struct plan *out);
 
 /* Fallbacks. A reader past a line's hard end reads the kernel's MONOTONIC (never

@@ -13,7 +13,9 @@
  *                                        of every interval: no negative interval
  *   probe_stress signal SECONDS HZ       ITIMER_REAL at HZ; the handler reads the clocks
  *                                        that the interrupted loop reads
- *   probe_stress fork CHILDREN           threaded parent; children read at once
+ *   probe_stress fork CHILDREN [SPINNERS] children forked one at a time, each right after a
+ *                                        re-synchronization, beside SPINNERS (3) reading threads;
+ *                                        each child reads at once, within the bound
  *   probe_stress spawn                   posix_spawn, vfork+exec and fork+exec of `child`
  *   probe_stress exec                    replaces itself with `child`
  *   probe_stress child                   reads, checks, prints whether the shim serves
@@ -407,17 +409,30 @@ static int signals(double seconds, long hz)
 
 /* ---- child, fork, spawn, exec ---- */
 
-/* Reads every checked clock for ~20 ms of kernel time: never backwards, and in step with
- * the kernel at the end (a child that kept its parent's state, or a writer's turn taken
- * in the parent at the fork, instead of anchoring anew would not keep in step). */
+/* Reads every checked clock for ~20 ms of kernel time: never backwards, each read between
+ * the kernel's clock just before and just after it (within ten times the error bound,
+ * TSCSHIM_MAX_ERROR_NS, default 1000 ns: far below a child that served its parent's next
+ * segment early, up to a life ahead), and in step with the kernel at the end (a child
+ * that kept its parent's state, or a writer's turn taken in the parent at the fork,
+ * instead of anchoring anew would not keep in step). */
 static int child_check(bool quiet)
 {
+	const char *bound_text = getenv("TSCSHIM_MAX_ERROR_NS");
+	int64_t outside_bound = 10 * (bound_text ? atoll(bound_text) : 1000);
 	int64_t last[CHECKED] = {0};
-	long violations = 0, calls = 0;
+	long violations = 0, outside = 0, calls = 0;
+	int64_t outside_worst = 0;
 	int64_t end = kernel_ns(CLOCK_MONOTONIC) + 20000000;
 	while (kernel_ns(CLOCK_MONOTONIC) < end) {
 		for (int c = 0; c < CHECKED; c++) {
+			int64_t before = kernel_ns(checked[c]);
 			int64_t v = served_ns(checked[c]);
+			int64_t after = kernel_ns(checked[c]);
+			int64_t off = v < before ? before - v : v > after ? v - after : 0;
+			if (off > outside_worst)
+				outside_worst = off;
+			if (off > outside_bound)
+				outside++;
 			if (v < last[c])
 				violations++;
 			last[c] = v;
@@ -432,13 +447,17 @@ static int child_check(bool quiet)
 	}
 	/* 1 ms: a hundred times the served error bound, far below a stuck clock's 20 ms. */
 	bool behind = lag_worst > 1000000;
-	if (!quiet) {
-		struct tscshim_status s;
-		bool loaded = shim_status(&s);
-		printf("child: loaded=%d active=%d calls=%ld violations=%ld lag_ns=%lld\n", loaded,
-		       s.active, calls, violations, (long long)lag_worst);
+	struct tscshim_status s;
+	bool loaded = shim_status(&s);
+	/* A fork child checks the counter's clock: one that passed through proved nothing. */
+	bool unserved = quiet && !(loaded && s.active);
+	if (!quiet || outside || violations || behind || unserved) {
+		printf("child: loaded=%d active=%d calls=%ld violations=%ld outside=%ld outside_worst_ns=%lld lag_ns=%lld\n",
+		       loaded, s.active, calls, violations, outside, (long long)outside_worst,
+		       (long long)lag_worst);
+		fflush(stdout);
 	}
-	return violations || behind ? 1 : 0;
+	return violations || outside || behind || unserved ? 1 : 0;
 }
 
 static _Atomic bool spinners_stop;
@@ -464,30 +483,38 @@ static void stop_spinners(pthread_t *t, int n)
 		pthread_join(t[i], NULL);
 }
 
-static int forks(int children)
+/* Waits (reading the clock, at most ~50 ms) until this process re-synchronizes again. */
+static void await_resync(void)
+{
+	struct tscshim_status s;
+	shim_status(&s);
+	uint64_t seen = s.resyncs;
+	int64_t give_up = kernel_ns(CLOCK_MONOTONIC) + 50000000;
+	do
+		served_ns(CLOCK_MONOTONIC);
+	while (shim_status(&s) && s.resyncs == seen && kernel_ns(CLOCK_MONOTONIC) < give_up);
+}
+
+/* One child at a time, each forked right after a re-synchronization in the parent (by
+ * the main thread or a spinner): the child then starts while the parent's newest line
+ * still serves from its previous segment, before the one it planned begins. */
+static int forks(int children, int spinners)
 {
 	pthread_t t[3];
-	start_spinners(t, 3);
-	pid_t *pids = calloc((size_t)children, sizeof *pids);
-	if (!pids)
-		return 2;
-	for (int i = 0; i < children; i++) {
-		pids[i] = fork();
-		if (pids[i] == 0)
-			_exit(child_check(true));
-		if (pids[i] < 0)
-			return 2;
-	}
+	start_spinners(t, spinners);
 	int bad = 0;
 	for (int i = 0; i < children; i++) {
+		await_resync();
+		pid_t pid = fork();
+		if (pid == 0)
+			_exit(child_check(true));
 		int st;
-		if (waitpid(pids[i], &st, 0) != pids[i] || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
 			bad++;
 	}
-	stop_spinners(t, 3);
+	stop_spinners(t, spinners);
 	printf("fork: children=%d failed=%d", children, bad);
 	print_shim();
-	free(pids);
 	return bad ? 1 : 0;
 }
 
@@ -599,7 +626,7 @@ int main(int argc, char **argv)
 	if (strcmp(mode, "signal") == 0 && argc >= 4)
 		return signals(atof(argv[2]), atol(argv[3]));
 	if (strcmp(mode, "fork") == 0 && argc >= 3)
-		return forks(atoi(argv[2]));
+		return forks(atoi(argv[2]), argc >= 4 ? atoi(argv[3]) : 3);
 	if (strcmp(mode, "spawn") == 0)
 		return spawn();
 	if (strcmp(mode, "exec") == 0) {
@@ -613,6 +640,6 @@ int main(int argc, char **argv)
 	if (strcmp(mode, "sleep") == 0 && argc >= 4)
 		return sleeps(atol(argv[2]), atoi(argv[3]), argc >= 5 ? atol(argv[4]) : 200);
 	fprintf(stderr, "usage: probe_stress status | load S THREADS | pingpong ROUNDS | migrate S THREADS |"
-			" signal S HZ | fork CHILDREN | spawn | exec | child | sleep MS ROUNDS [UPPER_MS]\n");
+			" signal S HZ | fork CHILDREN [SPINNERS] | spawn | exec | child | sleep MS ROUNDS [UPPER_MS]\n");
 	return 2;
 }

@@ -122,8 +122,8 @@ assert all(r["signal"] == 15 and r["exit_status"] is None and not r["ok"] for r 
 	run --separate-stderr "$TSCSHIM" ab -n 1 --warmup 1 --out-dir "$out" -- sh -c 'echo to-stdout; echo to-stderr >&2'
 	[ "$status" -eq 0 ]
 	# The table names the command, so look for the command's output as whole lines.
-	! printf '%s\n' "$output" | grep -qx to-stdout
-	! printf '%s\n' "$stderr" | grep -qx to-stderr
+	! printf '%s\n' "$output" | grep -qx to-stdout || false
+	! printf '%s\n' "$stderr" | grep -qx to-stderr || false
 	for run in A-1 B-1 warmup-A-1 warmup-B-1; do
 		[ "$(cat "$out/$run.out")" = "to-stdout" ]
 		[ "$(cat "$out/$run.err")" = "to-stderr" ]
@@ -137,7 +137,7 @@ assert all(r["signal"] == 15 and r["exit_status"] is None and not r["ok"] for r 
 	echo "$output"; echo "$stderr"
 	[ "$status" -eq 0 ]
 	python3 -m json.tool <<<"$output" >/dev/null
-	! printf '%s\n' "$stderr" | grep -qx to-stderr
+	! printf '%s\n' "$stderr" | grep -qx to-stderr || false
 	[ -z "$(ls -A "$TMPDIR")" ]
 	run --separate-stderr "$TSCSHIM" ab -n 1 --warmup 0 -- sh -c 'echo kept; exit 4'
 	[ "$status" -eq 1 ]

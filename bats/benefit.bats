@@ -72,7 +72,7 @@ setup() {
 	echo "$output"; echo "$stderr"
 	[[ "$output" == *"from_cache=1"* ]]
 	[[ "$stderr" == *"measured now;"* ]]
-	! grep -q "^cost_build=12345$" "$TSCSHIM_CACHE"
+	! grep -q "^cost_build=12345$" "$TSCSHIM_CACHE" || false
 	grep -Eq "^cost_build=[1-9][0-9]*$" "$TSCSHIM_CACHE"
 }
 
@@ -138,4 +138,31 @@ setup() {
 	grep -q "^cpus=$(sed -n 's/^cpus=//p' "$record")$" "$TSCSHIM_CACHE"
 	# ...and CPU 0's record is still there.
 	grep -q '^cpus=1$' "$TSCSHIM_CACHE"
+}
+
+@test "benefit: a record's costs that say pass-through start no clock; costs measured now judge on an open path" {
+	# Costs kept with the record judge before the path opens: no line anchored, no page
+	# marked wiped on fork (madvise), nothing published. Without record costs (the first
+	# start, which measures them) the path opens first and its costs are measured on it.
+	# Only the probe has the shim preloaded (strace -E), not strace.
+	require_command strace strace
+	trace="$BATS_TEST_TMPDIR/trace"
+	TSCSHIM_VERBOSE=1 TSCSHIM_MIN_GAIN_PCT=99 run --separate-stderr \
+		strace -f -o "$trace" -e trace=madvise -E LD_PRELOAD="$SHIM" "$PROBE" loop 10
+	echo "$stderr"
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"tscshim: passing through: "*"measured now;"* ]]
+	grep -q MADV_WIPEONFORK "$trace"
+	TSCSHIM_VERBOSE=1 TSCSHIM_MIN_GAIN_PCT=99 run --separate-stderr \
+		strace -f -o "$trace" -e trace=madvise -E LD_PRELOAD="$SHIM" "$PROBE" loop 10
+	echo "$stderr"; cat "$trace"
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"tscshim: passing through: "*"from the record;"* ]]
+	! grep -q MADV_WIPEONFORK "$trace" || false
+	# The same record's costs where they serve (always): the path opens.
+	TSCSHIM_SERVE=always TSCSHIM_MIN_GAIN_PCT=99 \
+		run strace -f -o "$trace" -e trace=madvise -E LD_PRELOAD="$SHIM" "$PROBE" status read
+	echo "$output"
+	[[ "$output" == *"active=1"* ]]
+	grep -q MADV_WIPEONFORK "$trace"
 }

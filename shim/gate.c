@@ -9,10 +9,13 @@
  *      no record of this boot vouches for the CPU);
  *   5. else measured, in a child process within the budget;
  *   6. the reliability verdict;
- *   7. the clock started;
- *   8. the benefit gate: with TSCSHIM_SERVE=auto the path is closed again (every call
- *      passes through) unless it costs at least TSCSHIM_MIN_GAIN_PCT percent less than
- *      the kernel's clock, by costs kept with the record or measured once (cost.c);
+ *   7. the costs a record keeps for this build, where the kernel's clock is still read
+ *      the way they say, and the benefit gate judged on them: with TSCSHIM_SERVE=auto,
+ *      a counter that does not cost at least TSCSHIM_MIN_GAIN_PCT percent less than
+ *      the kernel's clock means pass-through, and the clock is never started;
+ *   8. the clock started and, where no record's costs applied, the costs measured once
+ *      on its path (cost.c) and the gate judged on them (the path closed again when
+ *      the counter does not pay);
  *   9. the record kept: one measured now, or costs measured for a record, written to the
  *      per-user cache (after step 8, so that the costs go with it).
  *
@@ -397,8 +400,8 @@ static void step6_verdict(const struct option_values *o, const struct counter_id
 	verdict_decide(&in, v);
 }
 
-/* Step 7: the line anchored and the counter path opened. */
-static bool step7_clock_start(const struct option_values *o, const struct cpu_mask *covered)
+/* Step 8's start: the line anchored and the counter path opened. */
+static bool step8_clock_start(const struct option_values *o, const struct cpu_mask *covered)
 {
 	struct line_setup setup = {
 		.ns_per_tick = 1e12L / (long double)gate_result.rate_millihz,
@@ -435,12 +438,13 @@ static bool record_has_costs(const struct cache_record *rec, uint64_t build)
 	       build && rec->cost_build == build;
 }
 
-/* The costs: a record's (the one the verdict came from, else this key's entry in the
- * per-user cache, where a process keeps costs it measured for the machine-wide record)
- * when they are this build's and the kernel's clock is still read the way they say; else
- * measured now. Returns true when they were measured now. */
-static bool find_costs(const struct cache_record *rec, const struct found_record *f,
-		       const struct cache_key *key)
+/* Step 7: the costs a record keeps (the one the verdict came from, else this key's entry
+ * in the per-user cache, where a process keeps costs it measured for the machine-wide
+ * record) when they are this build's and the kernel's clock is still read the way they
+ * say (cost_still_applies needs no open path). Returns false when none apply: step 8
+ * measures them. */
+static bool step7_record_costs(const struct cache_record *rec, const struct found_record *f,
+			       const struct cache_key *key)
 {
 	int c = __builtin_ctz(gate_result.served); /* the first served clock stands for them all */
 	uint64_t build = shim_build_id();
@@ -455,12 +459,11 @@ static bool find_costs(const struct cache_record *rec, const struct found_record
 		gate_result.cost = (struct cost_ps){r->kernel_ps, r->syscall_ps, r->fenced_ps, r->unfenced_ps};
 		if (cost_still_applies(clock_table[c].id, gate_result.rate_millihz, &gate_result.cost)) {
 			gate_result.costs_from_record = true;
-			return false;
+			return true;
 		}
 		/* Another interposer changed how the kernel's clock is read: measure again. */
 	}
-	cost_measure(clock_table[c].id, gate_result.rate_millihz, &gate_result.cost);
-	return true;
+	return false;
 }
 
 /* "the kernel's clock costs 23.4 ns here (a system call), the counter 27.6 ns". */
@@ -475,20 +478,19 @@ static void describe_costs(struct text *t, uint64_t counter_ps)
 	text_add(t, " ns");
 }
 
-/* Step 8: with the path open, keeps it (TSCSHIM_SERVE=always, or the counter is cheaper
- * by the minimum gain) and says why in the reason, or closes it again, costing the hot
- * path nothing more than a clock the shim does not serve. Returns true when the costs
- * were measured now (step 9 keeps them). */
-static bool step8_benefit(const struct option_values *o, const struct cache_record *rec,
-			  const struct found_record *f, const struct cache_key *key)
+/* The benefit gate on gate_result.cost: true to serve (TSCSHIM_SERVE=always, or the
+ * counter is cheaper by the minimum gain), with the reason saying why; else every call
+ * passes through (the path, if it was opened, closed again: the hot path then costs
+ * nothing more than a clock the shim does not serve). */
+static bool judge_benefit(const struct option_values *o)
 {
-	bool measured_now = find_costs(rec, f, key);
 	uint64_t counter_ps = gate_result.fenced ? gate_result.cost.fenced : gate_result.cost.unfenced;
 	unsigned min_gain = (unsigned)o->num[OPT_MIN_GAIN_PCT];
 	bool pays = cost_pays(&gate_result.cost, gate_result.fenced, min_gain);
 	char why[TSCSHIM_REASON_SIZE];
 	struct text t = text_start(why, sizeof why);
-	if (pays || o->num[OPT_SERVE] == SERVE_ALWAYS) {
+	bool serve = pays || o->num[OPT_SERVE] == SERVE_ALWAYS;
+	if (serve) {
 		/* The reliability reason stays first: tests and people look for it. */
 		text_add(&t, gate_result.reason);
 		text_add(&t, pays ? "; " : "; TSCSHIM_SERVE=always: ");
@@ -504,7 +506,28 @@ static bool step8_benefit(const struct option_values *o, const struct cache_reco
 		text_add(&t, "% cheaper (TSCSHIM_MIN_GAIN_PCT)");
 	}
 	memcpy(gate_result.reason, why, sizeof gate_result.reason);
-	return measured_now;
+	return serve;
+}
+
+/* Steps 7 and 8 on a reliable verdict. A record's costs judge before the path opens: where
+ * the counter does not pay (a host whose kernel reads the TSC itself) the decision
+ * anchors nothing, marks no page wiped on fork and publishes nothing, about a quarter of
+ * a warm decision there. Without them the path opens and its costs are measured on it.
+ * Returns true when the costs were measured now (step 9 keeps them). */
+static bool steps7_8_benefit(const struct option_values *o, const struct cache_record *rec,
+			     const struct found_record *f, const struct cache_key *key)
+{
+	bool from_record = step7_record_costs(rec, f, key);
+	if (from_record && !judge_benefit(o))
+		return false;
+	if (!step8_clock_start(o, &rec->cpus))
+		return false;
+	if (from_record)
+		return false; /* judged above: serve */
+	int c = __builtin_ctz(gate_result.served);
+	cost_measure(clock_table[c].id, gate_result.rate_millihz, &gate_result.cost);
+	judge_benefit(o);
+	return true;
 }
 
 /* Step 9, whatever the verdict: a record measured now, or costs measured for a record,
@@ -648,8 +671,8 @@ static __attribute__((noinline)) void decide_from_options(const struct option_va
 		step6_verdict(o, &id, rec, measured, &v);
 		memcpy(gate_result.reason, v.reason, sizeof gate_result.reason);
 		gate_result.max_shift_ns = v.max_shift_ns;
-		if (v.reliable && step7_clock_start(o, &rec->cpus))
-			costs_now = step8_benefit(o, rec, &found, &key);
+		if (v.reliable)
+			costs_now = steps7_8_benefit(o, rec, &found, &key);
 	}
 	step9_keep(&found, rec, costs_now);
 }

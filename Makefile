@@ -2,7 +2,11 @@
 CC      ?= cc
 CFLAGS  ?= -O2 -g
 WARN    := -Wall -Wextra -Werror
-BASE    := -std=gnu11 -fno-math-errno -fPIC -fvisibility=hidden -ffunction-sections -fdata-sections -pthread -Icalib -Iinclude
+# -fno-plt: calls into libc go through the GOT, which the loader fills at load (-z now), not
+# through PLT stubs: those stubs sit on a page of code of their own, which the shim's load
+# path would otherwise touch in every process (calib/load_page.h).
+BASE    := -std=gnu11 -fno-math-errno -fPIC -fno-plt -fvisibility=hidden -ffunction-sections -fdata-sections -pthread \
+	   -Icalib -Iinclude
 ALL_CFLAGS = $(BASE) $(WARN) $(CPPFLAGS) $(CFLAGS)
 LDLIBS  := -pthread
 
@@ -69,10 +73,26 @@ $(B)/cli/util.o: ALL_CFLAGS += -I$(B)
 # data is mapped executable too, as it was before binutils 2.31 made separate-code the
 # default; `make SHIM_SEPARATE_CODE=1` links the other way.
 SHIM_CODE_LAYOUT = -Wl,-z,$(if $(SHIM_SEPARATE_CODE),separate-code,noseparate-code)
-$(B)/libtscshim.so: $(SHIM_OBJ) $(B)/libtsccalib.a shim/exports.map
+# -nostartfiles: no crti/crtn/crtbegin/crtend. Their _init, _fini, frame_dummy and
+# __do_global_dtors_aux run in every process, at load and at exit, each on a page of code
+# the shim's own load path does not use (_fini after all of .text); a page first touched
+# costs a process 10-25 us on the hosts measured (calib/load_page.h). The loader runs
+# .init_array and .fini_array without them; unwinding finds the code through
+# .eh_frame_hdr. What they did besides: __cxa_finalize at dlclose, to drop the fork
+# handler registered with this object's __dso_handle. -z nodelete instead: the shim is
+# never unloaded, so that handler, and any pointer a program took to an interposed
+# function, stays valid (calib/libc_kind.c registers with no object, then).
+SHIM_LINK_RUNTIME = -nostartfiles -Wl,-z,nodelete
+# The load path's code right after the loader's tables (shim/load_path.ld,
+# calib/load_page.h). The relative relocations are not packed (-z pack-relative-relocs,
+# DT_RELR): that would save 1.9 KB of tables, but a C library that does not read DT_RELR
+# (musl before 1.2.4, glibc before 2.36) loads the object with its pointers unrelocated,
+# and the glibc build must pass through, not crash, when preloaded into a musl program.
+SHIM_LAYOUT = -Wl,-T,shim/load_path.ld
+$(B)/libtscshim.so: $(SHIM_OBJ) $(B)/libtsccalib.a shim/exports.map shim/load_path.ld
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=shim/exports.map \
-		-Wl,-z,now $(SHIM_CODE_LAYOUT) -Wl,--gc-sections -Wl,--build-id $(SHIM_OBJ) $(B)/libtsccalib.a \
-		-o $@ $(LDLIBS) -ldl
+		-Wl,-z,now $(SHIM_CODE_LAYOUT) $(SHIM_LINK_RUNTIME) $(SHIM_LAYOUT) -Wl,--gc-sections \
+		-Wl,--build-id $(SHIM_OBJ) $(B)/libtsccalib.a -o $@ $(LDLIBS) -ldl
 
 # The same shim with test hooks (shim/test_points.h): tests pause, signal or jump out of a
 # writer at a chosen point through it. Never installed; exports one more symbol.
@@ -80,9 +100,10 @@ HOOKS_OBJ := $(SHIM_SRC:%.c=$(B)/hooks/%.o)
 $(B)/hooks/%.o: %.c $(wildcard calib/*.h include/*.h shim/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -DTSCSHIM_TEST_HOOKS -c $< -o $@
-$(B)/test/libtscshim-hooks.so: $(HOOKS_OBJ) $(B)/libtsccalib.a test/hooks.map
+$(B)/test/libtscshim-hooks.so: $(HOOKS_OBJ) $(B)/libtsccalib.a test/hooks.map shim/load_path.ld
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -shared -Wl,--version-script=test/hooks.map -Wl,-z,now $(SHIM_CODE_LAYOUT) -Wl,--build-id \
+	$(CC) $(ALL_CFLAGS) -shared -Wl,--version-script=test/hooks.map -Wl,-z,now $(SHIM_CODE_LAYOUT) \
+		$(SHIM_LINK_RUNTIME) $(SHIM_LAYOUT) -Wl,--build-id \
 		$(HOOKS_OBJ) $(B)/libtsccalib.a -o $@ $(LDLIBS) -ldl
 
 $(B)/test/%: test/%.c test/unit.h $(B)/libtsccalib.a
@@ -115,7 +136,10 @@ $(B)/test/probe_%: test/probe_%.c include/tscshim.h test/kernel_clock.h shim/tes
 
 $(B)/test/lib%.so: test/lib_%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -shared $< -o $@ -ldl
+	$(CC) $(ALL_CFLAGS) -shared $< -o $@ $(TESTLIB_LDFLAGS) -ldl
+# Bound at load: a call it binds lazily looks the name up in every object, the shim's hash
+# table among them, which would count as a page the shim touched.
+$(B)/test/libpage_touch.so: TESTLIB_LDFLAGS := -Wl,-z,now
 
 test: all $(TEST_BIN) $(PROBE_BIN) $(TESTLIB_BIN) $(B)/test/libtscshim-hooks.so
 	@bash test/run-all.sh $(TEST_BIN)

@@ -2,13 +2,15 @@
 # Load: what every process pays for having the shim preloaded. The real functions come
 # from the loader's tables, never from dlsym, unless a wrapper of them sits between the
 # shim and the C library; TSCSHIM_DISABLE=1 alone parses nothing; the load path's small
-# buffers defer, never break. The costs themselves are figures (make bench-startup), not
-# assertions: the machine is shared.
+# buffers defer, never break; a process that reads no clock touches no page of the
+# shim's code beyond the load path's (test/lib_page_touch.c counts them: a count, unlike
+# a time, is exact on a shared machine). The costs themselves are figures (make bench-startup), not assertions.
 bats_require_minimum_version 1.5.0
 load helpers
 
 PROBE="$ROOT/build/test/probe_clock"
 REFCLOCK="$ROOT/build/test/librefclock.so"
+PAGE_TOUCH="$ROOT/build/test/libpage_touch.so"
 
 setup() {
 	export TSCSHIM_CACHE="$BATS_TEST_TMPDIR/cache"
@@ -116,4 +118,57 @@ lookups_after_init() {
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"3 0"* ]]
 	[[ "$output" == *"real functions read from the loader's tables"* ]]
+}
+
+# The pages of the shim's code a run of /bin/true touched, as test/lib_page_touch.c
+# reports them ("0,0x1"), preloaded after the shim: the load, the program and the exit.
+# With no variable of the shim's but those given (helpers.bash exports two).
+pages_touched() { # ENV=VALUE...
+	run --separate-stderr env -u TSCSHIM_SYSTEM_RECORD -u TSCSHIM_SERVE "$@" LD_PRELOAD="$SHIM $PAGE_TOUCH" /bin/true
+	echo "$*: status $status: $stderr" >&3
+	[ "$status" -eq 0 ]
+	[[ "$stderr" =~ page-touch:\ pages=[0-9]+\ touched=[0-9]+\ list=([0-9a-fx,]*) ]]
+	touched=${BASH_REMATCH[1]}
+}
+
+# The last page of the image that holds the load path (shim/load_path.ld): the loader's
+# tables and the load path's code lie on pages 0 to this one, everything else beyond.
+load_path_last_page() {
+	local address size
+	read -r address size < <(readelf -SW "$SHIM" | awk '{ for (i = 1; i <= NF; i++)
+		if ($i == ".text.tscshim_load") print $(i + 2), $(i + 4) }')
+	[ -n "$size" ] && echo $(( (0x$address + 0x$size - 1) / 4096 ))
+}
+
+# Each of the comma-separated page numbers ("0,0x1") at most $2.
+pages_at_most() { # LIST LAST
+	local page
+	for page in ${1//,/ }; do
+		(( page <= $2 )) || return 1
+	done
+}
+
+@test "load: a process that reads no clock touches no page of the shim's code beyond the load path's" {
+	# The tables the loader reads and the load path's code come first in the image
+	# (shim/load_path.ld, calib/load_page.h); the C runtime's start files, whose _init
+	# and _fini sat on pages of their own, are not linked in. A record for the
+	# no-variable case: without one the load would measure (a cold start), with every
+	# signal blocked, which this probe cannot watch.
+	unset TSCSHIM_CACHE
+	last=$(load_path_last_page)
+	echo "the load path ends on page $last"
+	[[ "$last" =~ ^[0-9]+$ ]] && (( last <= 2 ))
+	runtime="$BATS_TEST_TMPDIR/runtime"
+	mkdir -m 700 "$runtime"
+	run env XDG_RUNTIME_DIR="$runtime" TSCSHIM_SYSTEM_RECORD=off LD_PRELOAD="$SHIM" "$PROBE" loop 1
+	[ "$status" -eq 0 ]
+	[ -s "$runtime/tscshim.cache" ]
+	pages_touched XDG_RUNTIME_DIR="$runtime"
+	pages_at_most "$touched" "$last" || { echo "no variable: touched $touched"; false; }
+	pages_touched TSCSHIM_DISABLE=1
+	pages_at_most "$touched" "$last" || { echo "TSCSHIM_DISABLE=1: touched $touched"; false; }
+	# The probe sees a page beyond them when there is one: with a variable set, the load
+	# parses the options, whose code lies further on.
+	pages_touched XDG_RUNTIME_DIR="$runtime" TSCSHIM_VERBOSE=0
+	! pages_at_most "$touched" "$last" || { echo "with a variable: touched only $touched"; false; }
 }

@@ -3,6 +3,7 @@
 #include "estimate_child.h"
 
 #include "calibrate.h"
+#include "raw_syscall.h"
 #include "refclock.h"
 #include "safefile.h"
 #include "text.h"
@@ -12,8 +13,17 @@
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
+
+/* The process calls below go to the kernel directly (raw_syscall.h): each libc function
+ * the shim names is one more symbol the loader binds in every process it is preloaded
+ * into, and one more entry in the tables it reads there (calib/load_page.h). fork stays
+ * libc's: it must run the host's fork handlers. */
+static __attribute__((noreturn)) void exit_now(int code)
+{
+	raw_syscall4(SYS_exit_group, code, 0, 0, 0);
+	__builtin_unreachable();
+}
 
 static __attribute__((noreturn, noinline)) void child(int fd, const struct estimate_config *config,
 					    uint64_t calibrate_ns)
@@ -21,7 +31,7 @@ static __attribute__((noreturn, noinline)) void child(int fd, const struct estim
 	/* Its pid first, so that the caller can kill it at the deadline. */
 	pid_t self = getpid();
 	if (write(fd, &self, sizeof self) != (ssize_t)sizeof self)
-		_exit(1);
+		exit_now(1);
 	struct measurement m;
 	memset(&m, 0, sizeof m);
 	uint64_t start = refclock_now_ns(CLOCK_MONOTONIC);
@@ -42,7 +52,7 @@ static __attribute__((noreturn, noinline)) void child(int fd, const struct estim
 	m.elapsed_ns = refclock_now_ns(CLOCK_MONOTONIC) - start;
 	ssize_t ignored = write(fd, &m, sizeof m); /* atomic: sizeof m < PIPE_BUF */
 	(void)ignored;
-	_exit(0);
+	exit_now(0);
 }
 
 int measure_in_child(const struct estimate_config *config, uint64_t calibrate_ns,
@@ -50,8 +60,9 @@ int measure_in_child(const struct estimate_config *config, uint64_t calibrate_ns
 {
 	_Static_assert(sizeof(struct measurement) <= 4096, "one atomic pipe write (PIPE_BUF)");
 	int fds[2];
-	if (pipe2(fds, O_CLOEXEC) != 0) {
-		text_line(err, err_size, "estimator: no pipe: ", strerror(errno), NULL);
+	long piped = raw_syscall4(SYS_pipe2, (long)fds, O_CLOEXEC, 0, 0);
+	if (piped != 0) {
+		text_line(err, err_size, "estimator: no pipe: ", strerror((int)-piped), NULL);
 		return -1;
 	}
 	uint64_t deadline = refclock_now_ns(CLOCK_MONOTONIC) + wait_ns;
@@ -66,7 +77,7 @@ int measure_in_child(const struct estimate_config *config, uint64_t calibrate_ns
 		pid_t estimator = fork();
 		if (estimator == 0)
 			child(fds[1], config, calibrate_ns);
-		_exit(estimator < 0 ? 1 : 0);
+		exit_now(estimator < 0 ? 1 : 0);
 	}
 	close(fds[1]);
 	if (pid < 0) {
@@ -76,7 +87,7 @@ int measure_in_child(const struct estimate_config *config, uint64_t calibrate_ns
 		return -1;
 	}
 	int status;
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+	while (raw_syscall4(SYS_wait4, pid, (long)&status, 0, 0) == -EINTR)
 		;
 
 	pid_t estimator = 0;
@@ -92,10 +103,8 @@ int measure_in_child(const struct estimate_config *config, uint64_t calibrate_ns
 		struct timespec left = {.tv_sec = (time_t)((deadline - now) / 1000000000u),
 					.tv_nsec = (long)((deadline - now) % 1000000000u)};
 		struct pollfd p = {.fd = fds[0], .events = POLLIN};
-		int n = ppoll(&p, 1, &left, NULL);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
+		long n = raw_syscall4(SYS_ppoll, (long)&p, 1, (long)&left, 0);
+		if (n <= 0) /* -EINTR among them */
 			continue; /* the deadline check above ends it */
 		ssize_t r = read(fds[0], answer + got, want - got);
 		if (r < 0 && errno == EINTR)
@@ -119,6 +128,6 @@ int measure_in_child(const struct estimate_config *config, uint64_t calibrate_ns
 	close(fds[0]);
 	/* Late, it would only write into a closed pipe (SIGPIPE); killed, it stops sooner. */
 	if (rc != 0 && estimator > 0)
-		kill(estimator, SIGKILL);
+		raw_syscall4(SYS_kill, estimator, SIGKILL, 0, 0);
 	return rc;
 }

@@ -24,7 +24,9 @@ extern size_t __freadahead(FILE *) __attribute__((weak));
 /* The calls that differ. glibc's pthread_atfork is no exported function (a stub in
  * libc_nonshared.a calls __register_atfork with the object's __dso_handle, so that the
  * handler goes when the object is unloaded); musl exports pthread_atfork itself and has
- * no __register_atfork. pthread_attr_setaffinity_np is glibc's alone. */
+ * no __register_atfork. pthread_attr_setaffinity_np is glibc's alone. The shim is linked
+ * without the C runtime's start files, so it has no __dso_handle: its handler is
+ * registered with no object, and -z nodelete keeps the shim loaded (Makefile). */
 #ifdef __GLIBC__
 extern int __register_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void),
 			     void *dso) __attribute__((weak));

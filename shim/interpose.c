@@ -133,7 +133,12 @@ static __attribute__((noinline)) int gettimeofday_pass_rare(struct timeval *tv, 
 	gettimeofday_fn *fn = (gettimeofday_fn *)real_function(REAL_GETTIMEOFDAY);
 	if (fn)
 		return fn(tv, tz);
-	return (int)syscall(SYS_gettimeofday, tv, tz);
+	long rc = raw_syscall4(SYS_gettimeofday, (long)tv, (long)tz, 0, 0);
+	if (rc < 0) {
+		errno = (int)-rc;
+		return -1;
+	}
+	return 0;
 }
 
 static __attribute__((noinline)) int gettimeofday_pass(struct timeval *tv, void *tz)

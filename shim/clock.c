@@ -369,24 +369,25 @@ static enum write_result recover(bool signals_blocked)
 	uint32_t exempt = 0;
 	if (have_parent && !parent.active) {
 		next = parent; /* the parent's watchdog stopped serving: so does the child */
-	} else if (have_parent && a.counter < parent.expiry && line_agrees(&parent, &a, plan_cfg.watchdog_ns)) {
-		/* The parent's line still serves now, as it would in the parent: the child takes
-		 * it as it is and re-synchronizes at its expiry like any thread. Not planned on
-		 * from here: a re-synchronized line's current segment starts at its
-		 * predecessor's hard end, up to a life after it was published, and serves the
-		 * counter before that from its previous segment; a plan starts its segment at
-		 * the old one's hard end and keeps only the old current segment, so from an
-		 * anchor before that start no segment would cover the reads until then, and
-		 * they were held at the segment's start: up to a life ahead of the kernel. */
-		next = parent;
-		expected[1] = atomic_load_explicit(&shadow_floor, memory_order_acquire);
 	} else if (have_parent && line_agrees(&parent, &a, plan_cfg.watchdog_ns)) {
 		expected[1] = atomic_load_explicit(&shadow_floor, memory_order_acquire);
-		struct plan_inputs in = {.old = &parent, .anchor = &a, .now = a.counter, .cfg = &plan_cfg};
-		struct plan plan;
-		segment_plan(&in, &plan);
-		next = plan.next;
-		exempt = plan_floor_exempt(&plan);
+		if (a.counter < parent.expiry) {
+			/* The parent's line still serves now, as it would in the parent: the
+			 * child takes it as it is and re-synchronizes at its expiry like any
+			 * thread. Not planned on from here: a re-synchronized line's current
+			 * segment starts at its predecessor's hard end, up to a life after it was
+			 * published, and serves the counter before that from its previous
+			 * segment; a plan keeps only the current one (segment_plan), so reads
+			 * before its start were held at its start value: up to a life ahead of
+			 * the kernel. */
+			next = parent;
+		} else {
+			struct plan_inputs in = {.old = &parent, .anchor = &a, .now = a.counter, .cfg = &plan_cfg};
+			struct plan plan;
+			segment_plan(&in, &plan);
+			next = plan.next;
+			exempt = plan_floor_exempt(&plan);
+		}
 	} else {
 		segment_first(&next, &a, &plan_cfg);
 	}

@@ -438,6 +438,12 @@ static bool record_has_costs(const struct cache_record *rec, uint64_t build)
 	       build && rec->cost_build == build;
 }
 
+/* The clock whose costs are measured and checked: the first served one stands for them all. */
+static clockid_t cost_clock(void)
+{
+	return clock_table[__builtin_ctz(gate_result.served)].id;
+}
+
 /* Step 7: the costs a record keeps (the one the verdict came from, else this key's entry
  * in the per-user cache, where a process keeps costs it measured for the machine-wide
  * record) when they are this build's and the kernel's clock is still read the way they
@@ -446,7 +452,6 @@ static bool record_has_costs(const struct cache_record *rec, uint64_t build)
 static bool step7_record_costs(const struct cache_record *rec, const struct found_record *f,
 			       const struct cache_key *key)
 {
-	int c = __builtin_ctz(gate_result.served); /* the first served clock stands for them all */
 	uint64_t build = shim_build_id();
 	gate_result.cost_build = build;
 	const struct cache_record *candidates[2] = {rec, NULL};
@@ -457,7 +462,7 @@ static bool step7_record_costs(const struct cache_record *rec, const struct foun
 		if (!record_has_costs(r, build))
 			continue;
 		gate_result.cost = (struct cost_ps){r->kernel_ps, r->syscall_ps, r->fenced_ps, r->unfenced_ps};
-		if (cost_still_applies(clock_table[c].id, gate_result.rate_millihz, &gate_result.cost)) {
+		if (cost_still_applies(cost_clock(), gate_result.rate_millihz, &gate_result.cost)) {
 			gate_result.costs_from_record = true;
 			return true;
 		}
@@ -524,8 +529,7 @@ static bool steps7_8_benefit(const struct option_values *o, const struct cache_r
 		return false;
 	if (from_record)
 		return false; /* judged above: serve */
-	int c = __builtin_ctz(gate_result.served);
-	cost_measure(clock_table[c].id, gate_result.rate_millihz, &gate_result.cost);
+	cost_measure(cost_clock(), gate_result.rate_millihz, &gate_result.cost);
 	judge_benefit(o);
 	return true;
 }

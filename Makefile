@@ -246,7 +246,7 @@ $(B)/test/clock_adjust: test/clock_adjust.c test/kernel_clock.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $< -o $@
 test-clock-adjust: all $(B)/test/clock_adjust
-	TSCSHIM_SERVE=always LD_PRELOAD=$(CURDIR)/$(B)/libtscshim.so $(B)/test/clock_adjust 3 1000
+	TSCSHIM_SERVE=always TSCSHIM_DECIDE_AFTER=1 LD_PRELOAD=$(CURDIR)/$(B)/libtscshim.so $(B)/test/clock_adjust 3 1000
 .PHONY: test-clock-adjust
 
 # ---- Sanitizers, soak and fuzzing. None of these touch build/ (but `all`). ----

@@ -142,7 +142,8 @@ assert all(r["signal"] == 15 and r["exit_status"] is None and not r["ok"] for r 
 	run --separate-stderr "$TSCSHIM" ab -n 1 --warmup 0 -- sh -c 'echo kept; exit 4'
 	[ "$status" -eq 1 ]
 	dir=$(printf '%s\n' "$stderr" | sed -n "s/^tscshim ab: the runs' output is kept in //p")
-	[ -n "$dir" ] && [[ "$dir" == "$TMPDIR"/* ]]
+	[ -n "$dir" ]
+	[[ "$dir" == "$TMPDIR"/* ]]
 	[ "$(cat "$dir/A-1.out")" = kept ]
 }
 

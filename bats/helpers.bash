@@ -38,6 +38,10 @@ export TSCSHIM_SYSTEM_RECORD=off
 # gate passes through: the tests of the counter path force it to serve, or they would
 # quietly test the kernel's clock. The benefit gate's own tests set TSCSHIM_SERVE=auto.
 export TSCSHIM_SERVE=always
+# Likewise the decision: by default it waits for a thousand reads, which most test
+# programs never make; the tests decide at the first read, as a long-lived program's
+# thousandth would. The tests of the read count set it themselves.
+export TSCSHIM_DECIDE_AFTER=1
 
 # Rewrites FIELD=VALUE in the cache file at PATH and fixes its checksum (FNV-1a 64).
 edit_cache() { # PATH FIELD VALUE

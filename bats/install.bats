@@ -75,9 +75,11 @@ teardown() {
 	cp "$STAGE/usr/bin/tscshim" "$BATS_TEST_TMPDIR/elsewhere/tscshim"
 	lib="$STAGE/usr/lib/libtscshim.so.1"
 	run env TSCSHIM_LIBRARY="$lib" "$BATS_TEST_TMPDIR/elsewhere/tscshim" run -- sh -c 'echo "$LD_PRELOAD"'
-	[ "$status" -eq 0 ] && [ "$output" = "$lib" ]
+	[ "$status" -eq 0 ]
+	[ "$output" = "$lib" ]
 	run "$BATS_TEST_TMPDIR/elsewhere/tscshim" run --library "$lib" -- sh -c 'echo "$LD_PRELOAD"'
-	[ "$status" -eq 0 ] && [ "$output" = "$lib" ]
+	[ "$status" -eq 0 ]
+	[ "$output" = "$lib" ]
 	run env TSCSHIM_LIBRARY="$lib" "$BATS_TEST_TMPDIR/elsewhere/tscshim" bench --calls 64
 	[ "$status" -eq 0 ]
 	# the option wins over the variable
@@ -154,7 +156,8 @@ EOF
 			"$ROOT/man/tscshim.1" "$ROOT/man/libtscshim.7"
 	fi
 	echo "$output"
-	[ "$status" -eq 0 ] && [ -z "$output" ]
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
 	run "$ROOT/man/splice-options.sh" --check "$TSCSHIM" "$ROOT/man/tscshim.1" "$ROOT/man/libtscshim.7"
 	echo "$output"
 	[ "$status" -eq 0 ]
@@ -185,10 +188,12 @@ EOF
 	[ "$(stat -c %a "$file")" = 600 ]
 	# stderr as the destination: the line is there while stderr stays open ...
 	run --separate-stderr env TSCSHIM_STATS=stderr LD_PRELOAD="$SHIM" "$PROBE_STATS" failures
-	[ "$status" -eq 0 ] && [[ "$stderr" == "tscshim stats pid="*" active="* ]]
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == "tscshim stats pid="*" active="* ]]
 	# ... and lost, as documented, for a program that closes it
 	run --separate-stderr env TSCSHIM_STATS=stderr LD_PRELOAD="$SHIM" "$PROBE_STATS" close-stderr
-	[ "$status" -eq 0 ] && [ -z "$stderr" ]
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
 }
 
 @test "stats: a process that changes its user leaves its line in its own file, owned by that user" {
@@ -199,7 +204,8 @@ EOF
 	run env TSCSHIM_STATS="$SHARED/stats.%p" LD_PRELOAD="$SHIM" "$PROBE_STATS" failures
 	run --separate-stderr env TSCSHIM_STATS="$SHARED/stats.%p" LD_PRELOAD="$SHIM" "$PROBE_STATS" drop-to "$nobody"
 	echo "$output $stderr"; ls -l "$SHARED"
-	[ "$status" -eq 0 ] && [ -z "$stderr" ]
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
 	file="$SHARED/stats.$output"
 	grep -q "^tscshim stats pid=$output .*monotonic=[0-9]*/10 " "$file"
 	[ "$(stat -c %u "$file")" -eq "$nobody" ]

@@ -112,7 +112,8 @@ lookups_after_init() {
 	cc -shared -fPIC -Wl,-Ttext-segment=0x7ff000000000 -o libtwo.so two.c
 	cc -o main main.c -L. -lone -ltwo -Wl,-rpath,"$BATS_TEST_TMPDIR"
 	run ./main
-	[ "$status" -eq 0 ] && [ "$output" = "3 0" ]
+	[ "$status" -eq 0 ]
+	[ "$output" = "3 0" ]
 	run env TSCSHIM_VERBOSE=2 LD_PRELOAD="$SHIM" ./main
 	echo "$output"
 	[ "$status" -eq 0 ]
@@ -124,7 +125,7 @@ lookups_after_init() {
 # reports them ("0,0x1"), preloaded after the shim: the load, the program and the exit.
 # With no variable of the shim's but those given (helpers.bash exports two).
 pages_touched() { # ENV=VALUE...
-	run --separate-stderr env -u TSCSHIM_SYSTEM_RECORD -u TSCSHIM_SERVE "$@" LD_PRELOAD="$SHIM $PAGE_TOUCH" /bin/true
+	run --separate-stderr env -u TSCSHIM_SYSTEM_RECORD -u TSCSHIM_SERVE -u TSCSHIM_DECIDE_AFTER "$@" LD_PRELOAD="$SHIM $PAGE_TOUCH" /bin/true
 	echo "$*: status $status: $stderr" >&3
 	[ "$status" -eq 0 ]
 	[[ "$stderr" =~ page-touch:\ pages=[0-9]+\ touched=[0-9]+\ list=([0-9a-fx,]*) ]]

@@ -55,7 +55,8 @@ stat_served() { # FILE CLOCK -> served count
 	stats="$BATS_TEST_TMPDIR/stats"
 	with=$(TSCSHIM_STATS="$stats" LD_PRELOAD="$SHIM" date +%s)
 	without=$(date +%s)
-	[ $((without - with)) -le 1 ] && [ $((with - without)) -le 1 ]
+	[ $((without - with)) -le 1 ]
+	[ $((with - without)) -le 1 ]
 	[ "$(stat_served "$stats" realtime)" -ge 1 ]
 }
 
@@ -129,7 +130,8 @@ CC
 	LD_PRELOAD="$SHIM" run timeout 10 "$PROBE" condwait 200
 	echo "$output"
 	[ "$status" -eq 0 ]
-	[ "$output" -ge 199 ] && [ "$output" -le 1500 ]
+	[ "$output" -ge 199 ]
+	[ "$output" -le 1500 ]
 }
 
 @test "shim: TSCSHIM_MAX_SKEW_NS=1 passes through and verbose says why" {

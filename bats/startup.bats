@@ -136,7 +136,8 @@ as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; }
 	done >"$shared/out" 2>&1
 	cat "$shared/out"
 	measured=$(grep -c "measured now" "$shared/out")
-	[ "$measured" -ge 1 ] && [ "$measured" -le 2 ]
+	[ "$measured" -ge 1 ]
+	[ "$measured" -le 2 ]
 	[ "$(grep -c 'from_cache=1' "$shared/out")" -ge 9 ]
 	# Both sets measured separately are both kept.
 	rm -f "$cache"

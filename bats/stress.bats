@@ -296,7 +296,8 @@ cache_hit() { TSCSHIM_CACHE="$1" LD_PRELOAD="$SHIM" "$ROOT/build/test/probe_cloc
 	ln -s "$BATS_TEST_TMPDIR/nowhere" "$c"
 	status_with_cache "$c"
 	[[ "$output" == *"active=1"* ]]
-	[ -L "$c" ] && [ ! -e "$BATS_TEST_TMPDIR/nowhere" ]
+	[ -L "$c" ]
+	[ ! -e "$BATS_TEST_TMPDIR/nowhere" ]
 	rm "$c"
 	mkfifo "$c"
 	status_with_cache "$c"

@@ -44,6 +44,8 @@ const struct option_spec option_table[OPTION_COUNT] = {
 		"`auto`: after the reliability gate, serve from the counter only where its path is cheaper than the kernel's clock by `TSCSHIM_MIN_GAIN_PCT` (measured once in at most ~50 us and kept with the record: `tscshim calib --save` stores them machine-wide, so that every process decides alike); `always`: serve wherever the reliability gate allows (for A/B studies and tests)."},
 	[OPT_MIN_GAIN_PCT] = {"TSCSHIM_MIN_GAIN_PCT", OPTION_UINT, "5", 0, 99, NULL,
 		"With `TSCSHIM_SERVE=auto`: the least saving per call, in percent of the kernel's clock, for which the counter serves."},
+	[OPT_DECIDE_AFTER] = {"TSCSHIM_DECIDE_AFTER", OPTION_UINT, "1000", 1, 1000000000, NULL,
+		"The read of a served clock at which the shim decides; the reads before it go to the kernel's clock. A decision costs what tens of thousands of cheaper reads win back, so a process that reads the clock less often than this never pays for one; `1`: at the first read."},
 };
 
 static void fail(char *err, size_t err_size, const struct option_spec *spec, const char *text,

@@ -28,6 +28,7 @@ enum option_id {
 	OPT_STATS,
 	OPT_SERVE,
 	OPT_MIN_GAIN_PCT,
+	OPT_DECIDE_AFTER,
 	OPTION_COUNT
 };
 

@@ -13,6 +13,7 @@
 #include "samples.h"
 
 #include "cache.h"
+#include "options.h"
 #include "kernel_clock.h"
 #include "tscshim.h"
 
@@ -165,29 +166,35 @@ int bench_startup(const char *library, const char *floor_path, int rounds)
 	bool have_record = system_record(library, record, sizeof record, record_dir, sizeof record_dir);
 	snprintf(record_setting, sizeof record_setting, "TSCSHIM_SYSTEM_RECORD=%s", record);
 
+	/* Per record kind: a program that reads no clock, one that reads one (below the read
+	 * count at which the shim decides: the default start), and the same read with
+	 * TSCSHIM_DECIDE_AFTER=1 (what a decision costs). */
 	static struct start_case cases[] = {
 		{.name = "floor, no clock read", .program = "/bin/true"},
 		{.name = "floor, one clock read", .program = "/bin/date"},
 		{.name = "machine-wide record, no clock read", .program = "/bin/true"},
 		{.name = "machine-wide record, one clock read", .program = "/bin/date"},
+		{.name = "machine-wide record, deciding at it", .program = "/bin/date"},
 		{.name = "per-user cache, no clock read", .program = "/bin/true"},
 		{.name = "per-user cache, one clock read", .program = "/bin/date"},
+		{.name = "per-user cache, deciding at it", .program = "/bin/date"},
 		{.name = "TSCSHIM_DISABLE=1, no clock read", .program = "/bin/true"},
 		{.name = "TSCSHIM_DISABLE=1, one clock read", .program = "/bin/date"},
 	};
-	enum { CASES = sizeof cases / sizeof cases[0] };
-	for (int i = 0; i < CASES; i++)
-		cases[i].preload = i < 2 ? floor_path : library;
-	const char *with_record[] = {record_setting, "TSCSHIM_CACHE=off", NULL};
-	const char *with_cache[] = {"TSCSHIM_SYSTEM_RECORD=off", cache_setting, NULL};
+	enum { CASES = sizeof cases / sizeof cases[0], RECORD = 2, CACHE = 5, DISABLED = 8, CACHE_DECIDING = 7 };
+	const char *with_record[] = {record_setting, "TSCSHIM_CACHE=off", NULL, NULL};
+	const char *with_cache[] = {"TSCSHIM_SYSTEM_RECORD=off", cache_setting, NULL, NULL};
 	const char *disabled[] = {"TSCSHIM_DISABLE=1", NULL};
-	for (int i = 2; i < 4; i++)
-		memcpy(cases[i].settings, with_record, sizeof with_record);
-	for (int i = 4; i < 6; i++)
-		memcpy(cases[i].settings, with_cache, sizeof with_cache);
-	for (int i = 6; i < 8; i++)
+	for (int i = 0; i < CASES; i++)
+		cases[i].preload = i < RECORD ? floor_path : library;
+	for (int k = 0; k < 3; k++) {
+		memcpy(cases[RECORD + k].settings, with_record, sizeof with_record);
+		memcpy(cases[CACHE + k].settings, with_cache, sizeof with_cache);
+		cases[RECORD + k].skip = !have_record;
+	}
+	cases[RECORD + 2].settings[2] = cases[CACHE + 2].settings[2] = "TSCSHIM_DECIDE_AFTER=1";
+	for (int i = DISABLED; i < DISABLED + 2; i++)
 		memcpy(cases[i].settings, disabled, sizeof disabled);
-	cases[2].skip = cases[3].skip = !have_record;
 
 	/* The cache warmed (a cold start writes it), and everything in the page cache. */
 	double w, f;
@@ -204,19 +211,20 @@ int bench_startup(const char *library, const char *floor_path, int rounds)
 			struct start_case *c = &cases[i];
 			if (c->skip)
 				continue;
-			if (run_once(&cases[i % 2], &c->floor_wall_us[r], &c->floor_faults[r]) != 0 ||
+			struct start_case *floor = &cases[c->program == cases[0].program ? 0 : 1];
+			if (run_once(floor, &c->floor_wall_us[r], &c->floor_faults[r]) != 0 ||
 			    run_once(c, &c->wall_us[r], &c->faults[r]) != 0) {
 				fprintf(stderr, "tscshim bench: --startup: %s failed in round %d\n", c->name, r);
 				return EXIT_USAGE;
 			}
-			cases[i % 2].wall_us[r] = c->floor_wall_us[r];
+			floor->wall_us[r] = c->floor_wall_us[r];
 		}
 
 	printf("start-up: %d rounds, each case right after the empty object (%s) runs the same program;\n"
 	       "own cost = case - empty, median over rounds\n",
 	       rounds, floor_path);
 	printf("%-40s %12s %14s\n", "case", "own cost us", "page faults");
-	double warm_read_us = 0;
+	double decision_us = 0;
 	for (int i = 2; i < CASES; i++) {
 		if (cases[i].skip) {
 			printf("%-40s %12s %14s\n", cases[i].name, "-", "-");
@@ -229,8 +237,8 @@ int bench_startup(const char *library, const char *floor_path, int rounds)
 		}
 		double m = median_of(own, rounds);
 		printf("%-40s %12.1f %+14.0f\n", cases[i].name, m, median_of(extra, rounds));
-		if (i == 5)
-			warm_read_us = m;
+		if (i == CACHE_DECIDING)
+			decision_us = m;
 	}
 	if (!have_record)
 		printf("(no machine-wide record: run as root, or `sudo tscshim calib --save` first)\n");
@@ -238,13 +246,18 @@ int bench_startup(const char *library, const char *floor_path, int rounds)
 	printf("floor itself: %.1f us per /bin/true, %.1f us per /bin/date (median)\n",
 	       median_of(cases[0].wall_us, rounds), median_of(cases[1].wall_us, rounds));
 	if (fenced > 0)
-		printf("break-even: %.0f clock reads (fenced, %.1f ns gained each) pay for one warm start that reads the clock\n",
-		       warm_read_us * 1e3 / fenced, fenced);
+		printf("break-even: %.0f clock reads (fenced, %.1f ns gained each) pay for one decision from the per-user cache\n",
+		       decision_us * 1e3 / fenced, fenced);
 	else
 		printf("break-even: never fenced: the counter is not cheaper than the kernel's clock here (%.1f ns)\n", fenced);
 	if (unfenced > 0)
-		printf("break-even: %.0f clock reads unfenced (%.1f ns gained each)\n", warm_read_us * 1e3 / unfenced,
+		printf("break-even: %.0f clock reads unfenced (%.1f ns gained each)\n", decision_us * 1e3 / unfenced,
 		       unfenced);
+	else
+		printf("break-even: never unfenced (%.1f ns)\n", unfenced);
+	printf("\"one clock read\": below the read at which a process decides (TSCSHIM_DECIDE_AFTER=%s, the default),\n"
+	       "so it never pays for a decision; \"deciding at it\": TSCSHIM_DECIDE_AFTER=1\n",
+	       option_table[OPT_DECIDE_AFTER].default_text);
 	unlink(cache);
 	char lock[PATH_MAX + 8];
 	snprintf(lock, sizeof lock, "%s.lock", cache);

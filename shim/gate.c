@@ -19,9 +19,10 @@
  *   9. the record kept: one measured now, or costs measured for a record, written to the
  *      per-user cache (after step 8, so that the costs go with it).
  *
- * When: at the first read of a served clock (gate_first_read), not at load. Whoever
- * decides runs in someone else's program, on whatever thread and stack first reads the
- * clock, perhaps in a signal handler: at most 4 KiB of stack (make stack-usage checks
+ * When: at the TSCSHIM_DECIDE_AFTER-th read of a served clock (gate_first_read), not at
+ * load (a cold start, with nothing recorded, at load). Whoever decides runs in someone
+ * else's program, on whatever thread and stack made that read, perhaps in a signal
+ * handler: at most 4 KiB of stack (make stack-usage checks
  * gate_first_read), no heap on a warm start, no thread, nothing left behind, every
  * signal blocked meanwhile. Buffers live in static storage: the decision runs once. */
 #define _GNU_SOURCE
@@ -187,31 +188,55 @@ static const struct option_values *decision_options(void)
 	return &options.values;
 }
 
-/* TSCSHIM_CLOCKS's and TSCSHIM_FENCE's defaults, parsed once on first need (not at load,
- * which writes nothing when no variable is set): -1 until then. The fence is stored
- * first, the clocks last (release): clocks >= 0 says both are there. */
+/* TSCSHIM_CLOCKS's, TSCSHIM_FENCE's and TSCSHIM_DECIDE_AFTER's defaults, parsed once on
+ * first need (not at load, which writes nothing when no variable is set): -1 until then.
+ * The fence and the read count are stored first, the clocks last (release): clocks >= 0
+ * says all three are there. */
 static _Atomic int64_t default_clocks ON_LOAD_PAGE = -1;
 static _Atomic int default_fence ON_LOAD_PAGE = -1;
+static _Atomic uint64_t default_decide_after ON_LOAD_PAGE;
 
-/* Would this clock be served? Asked before deciding, by the first-read trigger. */
-static bool clock_would_decide(clockid_t clock)
+/* The clocks served, and the read of one at which the decision is due. */
+static uint64_t clocks_and_decide_after(uint64_t *decide_after)
 {
-	uint64_t served;
 	if (options.from_environment) {
-		served = options.values.num[OPT_CLOCKS];
-	} else {
-		int64_t d = atomic_load_explicit(&default_clocks, memory_order_acquire);
-		if (d < 0) {
-			struct option_values defaults;
-			options_set_defaults(&defaults);
-			d = (int64_t)defaults.num[OPT_CLOCKS];
-			atomic_store_explicit(&default_fence, defaults.num[OPT_FENCE] != 0, memory_order_relaxed);
-			atomic_store_explicit(&default_clocks, d, memory_order_release);
-		}
-		served = (uint64_t)d;
+		*decide_after = options.values.num[OPT_DECIDE_AFTER];
+		return options.values.num[OPT_CLOCKS];
 	}
+	int64_t d = atomic_load_explicit(&default_clocks, memory_order_acquire);
+	if (d < 0) {
+		struct option_values defaults;
+		options_set_defaults(&defaults);
+		d = (int64_t)defaults.num[OPT_CLOCKS];
+		atomic_store_explicit(&default_fence, defaults.num[OPT_FENCE] != 0, memory_order_relaxed);
+		atomic_store_explicit(&default_decide_after, defaults.num[OPT_DECIDE_AFTER], memory_order_relaxed);
+		atomic_store_explicit(&default_clocks, d, memory_order_release);
+	}
+	*decide_after = atomic_load_explicit(&default_decide_after, memory_order_relaxed);
+	return (uint64_t)d;
+}
+
+/* Reads of served clocks while undecided, this one included when it counts. Written by
+ * at most TSCSHIM_DECIDE_AFTER calls (and those that come while the decision runs): a
+ * shared line, but only before the decision, and never on the served path. A fork child
+ * inherits the count. */
+static _Atomic uint64_t reads_before_decision ON_LOAD_PAGE;
+/* The count at which the decision was claimed (0: at load, or asked for by the status). */
+static uint64_t decided_at_read;
+
+/* Asked by the first-read trigger before it claims the decision: 0 when this clock is not
+ * served (it never decides), else this read's number among the served clocks' reads,
+ * counted once per call, with *due set when the decision is due at it. */
+static uint64_t served_read_number(clockid_t clock, bool *due)
+{
+	uint64_t decide_after;
+	uint64_t served = clocks_and_decide_after(&decide_after);
 	unsigned c = served_clock_slot(clock);
-	return c < SERVED_CLOCK_COUNT && (served >> c) & 1;
+	if (c >= SERVED_CLOCK_COUNT || !((served >> c) & 1))
+		return 0;
+	uint64_t n = atomic_fetch_add_explicit(&reads_before_decision, 1, memory_order_relaxed) + 1;
+	*due = n >= decide_after;
+	return n;
 }
 
 /* ---- the decision's outcome, step by step ---- */
@@ -607,7 +632,14 @@ static __attribute__((noinline)) void say_decision(const struct option_values *o
 	text_add(&t, gate_result.fenced ? ", fenced" : ", unfenced");
 	text_add(&t, " reads, decided in ");
 	text_add_u64(&t, gate_result.decide_ns / 1000);
-	text_add(&t, decided_at_load ? " us at load (nothing recorded yet)" : " us at the first clock read");
+	if (decided_at_load) {
+		text_add(&t, " us at load (nothing recorded yet)");
+	} else if (decided_at_read > 1) {
+		text_add(&t, " us at clock read ");
+		text_add_u64(&t, decided_at_read);
+	} else {
+		text_add(&t, decided_at_read ? " us at the first clock read" : " us when the status was asked for");
+	}
 	say_costs(&t, o);
 	text_add(&t, ")");
 	/* The benefit gate's reason starts "pass-through: ", which the line says already. */
@@ -688,7 +720,7 @@ static void decide(int pid)
 	int64_t clocks = atomic_load_explicit(&default_clocks, memory_order_acquire);
 	if (options.disabled_alone && !wrong_libc[0] && clocks >= 0) {
 		/* The A/B baseline's first read: the defaults it reports were parsed by that
-		 * read's check (clock_would_decide); nothing else to parse or look at. */
+		 * read's check (clocks_and_decide_after); nothing else to parse or look at. */
 		gate_result.served = (uint32_t)clocks;
 		gate_result.fenced = atomic_load_explicit(&default_fence, memory_order_relaxed) != 0;
 		pass_through("TSCSHIM_DISABLE=1");
@@ -751,7 +783,14 @@ bool gate_first_read(clockid_t clock, bool force)
 	uint64_t word = atomic_load_explicit(&phase_word, memory_order_acquire);
 	if ((word & 3) == PHASE_DECIDED)
 		return true;
-	if (!loaded || (!force && !clock_would_decide(clock)))
+	if (!loaded)
+		return false;
+	/* Undecided, a read only counts until the decision is due; once under way, every read
+	 * of a served clock looks below at who decides. */
+	uint64_t read_number = 0;
+	bool due = force;
+	if (!force && ((read_number = served_read_number(clock, &due)) == 0 ||
+		       (!due && (word & 3) == PHASE_UNDECIDED)))
 		return false;
 	uint64_t me = (uint64_t)raw_syscall4(SYS_getpid, 0, 0, 0, 0);
 	uintptr_t self = (uintptr_t)pthread_self();
@@ -777,6 +816,7 @@ bool gate_first_read(clockid_t clock, bool force)
 		return false;
 	}
 	atomic_store_explicit(&decider, self, memory_order_relaxed);
+	decided_at_read = read_number;
 	uint64_t saved_mask;
 	bool blocked = block_all_signals(&saved_mask);
 	decision_signals_blocked = blocked;

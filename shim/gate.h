@@ -1,7 +1,9 @@
 /* The decision: whether this process serves clocks from the counter, taken once, at the
- * first read of a clock the options would serve (or at a status query), not at load. A
- * program that never reads such a clock never decides, and pays for the shim only what
- * loading it costs (gate_load).
+ * TSCSHIM_DECIDE_AFTER-th read of a clock the options would serve (1000 by default; or
+ * at a status query), not at load. The reads before it go to the kernel's clock. A
+ * program that reads such a clock fewer times never decides, and pays for the shim only
+ * what loading it costs (gate_load) and a count per read: a decision costs what tens of
+ * thousands of cheaper reads win back, which such a program would never make.
  *
  * Its steps, cheapest refusal first, are gate.c's functions, one per step. */
 #ifndef SHIM_GATE_H
@@ -47,11 +49,12 @@ bool gate_decided(void);
  * passed through to the kernel meanwhile. */
 uint64_t gate_passed_while_deciding(void);
 
-/* A call of `clock` found no counter path. Runs the decision if none was made and this
- * clock is one the options would serve (any clock with force). Returns true when the
- * decision is made (now or earlier): dispatch the call again. Returns false while the
- * decision is under way in another thread, before the constructor ran, or for a clock
- * that does not decide: pass this call through.
+/* A call of `clock` found no counter path. Runs the decision if none was made, this
+ * clock is one the options would serve, and the decision is due at this read (any clock,
+ * at once, with force). Returns true when the decision is made (now or earlier):
+ * dispatch the call again. Returns false before the decision is due, while it is under
+ * way in another thread, before the constructor ran, or for a clock that does not
+ * decide: pass this call through.
  *
  * Async-signal-safe and bounded: every signal is blocked while it decides (so no handler
  * runs inside it, jumps out of it or cancels it), it never waits on another thread (a

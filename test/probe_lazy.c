@@ -22,6 +22,9 @@
  *                                       the decision's scratch with it, the kernel zeroed)
  *                                       decides for itself; both read 1000 times within
  *                                       BOUND_NS; exit 3 if the hold was never reached
+ * With PROBE_READS_FIRST=N in the environment, handler and threads make N checked reads
+ * on the main thread first (below TSCSHIM_DECIDE_AFTER they pass through), so that the
+ * read the decision is due at comes in the handler or from the two threads.
  * Each value is bracketed by two reads of the kernel's CLOCK_MONOTONIC through the
  * system call, which no preload reaches. Exit 1 on any value outside its bracket. */
 #define _GNU_SOURCE
@@ -62,12 +65,20 @@ static void checked_read(void)
 		atomic_fetch_add(&violations, 1);
 }
 
+/* PROBE_READS_FIRST's reads, on the calling thread. */
+static void reads_first(void)
+{
+	const char *n = getenv("PROBE_READS_FIRST");
+	for (long i = n ? atol(n) : 0; i > 0; i--)
+		checked_read();
+}
+
 static volatile sig_atomic_t handled;
 
 static void on_signal(int sig)
 {
 	(void)sig;
-	checked_read(); /* the process's first clock read: the decision runs here */
+	checked_read(); /* the read the decision is due at: it runs here */
 	handled = 1;
 }
 
@@ -164,6 +175,7 @@ int main(int argc, char **argv)
 	if (strcmp(argv[1], "handler") == 0) {
 		struct sigaction sa = {.sa_handler = on_signal};
 		sigaction(SIGUSR1, &sa, NULL);
+		reads_first();
 		raise(SIGUSR1);
 		if (!handled)
 			return 2;
@@ -212,6 +224,7 @@ int main(int argc, char **argv)
 		return report("fork-mid-decision parent") || WEXITSTATUS(status);
 	}
 	if (strcmp(argv[1], "threads") == 0) {
+		reads_first();
 		pthread_t t[2];
 		pthread_barrier_init(&start, NULL, 2);
 		for (int i = 0; i < 2; i++)

@@ -107,7 +107,7 @@ for kind in asan tsan; do
 	done
 	shim="$PWD/$dir/libtscshim.so"
 	# TSCSHIM_SERVE=always: the serving path is what is checked, cheaper here or not.
-	run=(env LD_PRELOAD="${rt:+$rt:}$shim" TSCSHIM_SERVE=always TSCSHIM_CACHE="$PWD/$dir/cache" TSCSHIM_MAX_ERROR_NS=100 TSCSHIM_RESYNC_MS=1 "${gate[@]}")
+	run=(env LD_PRELOAD="${rt:+$rt:}$shim" TSCSHIM_SERVE=always TSCSHIM_DECIDE_AFTER=1 TSCSHIM_CACHE="$PWD/$dir/cache" TSCSHIM_MAX_ERROR_NS=100 TSCSHIM_RESYNC_MS=1 "${gate[@]}")
 	stress=$dir/test/probe_stress
 	# The stress runs prove something only while the shim serves.
 	step "$kind shim serves" bash -c '"$@" | tee /dev/stderr | grep -q "active=1"' _ "${run[@]}" "$stress" status

@@ -16,6 +16,7 @@ failed=0
 fast=(TSCSHIM_MAX_ERROR_NS=100 TSCSHIM_RESYNC_MS=1)
 # The counter path is what these probes stress: serve it even where the vDSO is as cheap.
 export TSCSHIM_SERVE=always
+export TSCSHIM_DECIDE_AFTER=1
 
 soak() { # TIMEOUT_S VARS... -- ARGS...
 	local limit=$1 vars=()

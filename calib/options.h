@@ -50,6 +50,13 @@ enum serve_mode { SERVE_AUTO, SERVE_ALWAYS };
  * page the process would touch for nothing): the table uses these. */
 #define OPTION_SYSTEM_RECORD_DEFAULT "/run/tscshim/calibration"
 #define OPTION_CACHE_DEFAULT ""
+/* And three the shim's clock reads ask before the decision, as the numbers the table's
+ * texts parse to (test_options checks it): a process that sets no variable and never
+ * decides parses nothing. The clocks: monotonic, monotonic_raw, boottime, realtime. */
+#define OPTION_CLOCKS_DEFAULT_SET ((1u << SERVED_MONOTONIC) | (1u << SERVED_MONOTONIC_RAW) | \
+				   (1u << SERVED_BOOTTIME) | (1u << SERVED_REALTIME))
+#define OPTION_FENCE_DEFAULT 1
+#define OPTION_DECIDE_AFTER_DEFAULT 1000
 
 struct option_spec {
 	const char *name;

@@ -188,32 +188,16 @@ static const struct option_values *decision_options(void)
 	return &options.values;
 }
 
-/* TSCSHIM_CLOCKS's, TSCSHIM_FENCE's and TSCSHIM_DECIDE_AFTER's defaults, parsed once on
- * first need (not at load, which writes nothing when no variable is set): -1 until then.
- * The fence and the read count are stored first, the clocks last (release): clocks >= 0
- * says all three are there. */
-static _Atomic int64_t default_clocks ON_LOAD_PAGE = -1;
-static _Atomic int default_fence ON_LOAD_PAGE = -1;
-static _Atomic uint64_t default_decide_after ON_LOAD_PAGE;
-
-/* The clocks served, and the read of one at which the decision is due. */
+/* The clocks served, and the read of one at which the decision is due: the options', or
+ * with no variable set their defaults as numbers (options.h), nothing parsed. */
 static uint64_t clocks_and_decide_after(uint64_t *decide_after)
 {
 	if (options.from_environment) {
 		*decide_after = options.values.num[OPT_DECIDE_AFTER];
 		return options.values.num[OPT_CLOCKS];
 	}
-	int64_t d = atomic_load_explicit(&default_clocks, memory_order_acquire);
-	if (d < 0) {
-		struct option_values defaults;
-		options_set_defaults(&defaults);
-		d = (int64_t)defaults.num[OPT_CLOCKS];
-		atomic_store_explicit(&default_fence, defaults.num[OPT_FENCE] != 0, memory_order_relaxed);
-		atomic_store_explicit(&default_decide_after, defaults.num[OPT_DECIDE_AFTER], memory_order_relaxed);
-		atomic_store_explicit(&default_clocks, d, memory_order_release);
-	}
-	*decide_after = atomic_load_explicit(&default_decide_after, memory_order_relaxed);
-	return (uint64_t)d;
+	*decide_after = OPTION_DECIDE_AFTER_DEFAULT;
+	return OPTION_CLOCKS_DEFAULT_SET;
 }
 
 /* Reads of served clocks while undecided, this one included when it counts. Written by
@@ -249,18 +233,17 @@ static void pass_through(const char *reason)
 
 /* Step 2: the key a record is looked up by: the boot, and the CPUs the process may run
  * on, which are the main thread's (the process id's), not those of whichever thread
- * read the clock first: that one may be pinned to one CPU among several others. Any CPU
- * signature: a record of this boot vouches for the CPU (step 4). Returns false (reason
- * set) when the CPU set cannot be read. */
-static bool step2_cpu_set_and_boot(int pid, struct cpu_mask *cpus, char *boot_id,
-				   size_t boot_id_size, struct cache_key *key)
+ * read the clock first: that one may be pinned to one CPU among several others. The
+ * boot's id is record.c's, known once a record read proves it or the kernel is asked
+ * (record_boot_id). Any CPU signature: a record of this boot vouches for the CPU (step
+ * 4). Returns false (reason set) when the CPU set cannot be read. */
+static bool step2_cpu_set_and_boot(int pid, struct cpu_mask *cpus, struct cache_key *key)
 {
 	if (cpu_mask_allowed_of(pid, cpus) < 1 && cpu_mask_allowed(cpus) < 1) {
 		pass_through("cannot read the CPU affinity (more than 1024 CPUs?)");
 		return false;
 	}
-	read_boot_id(boot_id, boot_id_size);
-	*key = (struct cache_key){.boot_id = boot_id, .any_cpu_signature = true, .cpus = cpus};
+	*key = (struct cache_key){.boot_id = record_boot_id(), .any_cpu_signature = true, .cpus = cpus};
 	return true;
 }
 
@@ -668,9 +651,8 @@ static void counter_identity(const struct found_record *f, struct counter_identi
 static __attribute__((noinline)) void decide_from_options(const struct option_values *o, int pid)
 {
 	struct cpu_mask cpus;
-	char boot_id[sizeof ((struct cache_record *)0)->boot_id];
 	struct cache_key key;
-	if (!step2_cpu_set_and_boot(pid, &cpus, boot_id, sizeof boot_id, &key))
+	if (!step2_cpu_set_and_boot(pid, &cpus, &key))
 		return;
 	struct found_record found;
 	if (!step3_record(o, &key, &found))
@@ -717,12 +699,11 @@ static void decide(int pid)
 {
 	uint64_t began = refclock_now_ns(CLOCK_MONOTONIC);
 	gate_result.max_shift_ns = UINT64_MAX;
-	int64_t clocks = atomic_load_explicit(&default_clocks, memory_order_acquire);
-	if (options.disabled_alone && !wrong_libc[0] && clocks >= 0) {
-		/* The A/B baseline's first read: the defaults it reports were parsed by that
-		 * read's check (clocks_and_decide_after); nothing else to parse or look at. */
-		gate_result.served = (uint32_t)clocks;
-		gate_result.fenced = atomic_load_explicit(&default_fence, memory_order_relaxed) != 0;
+	if (options.disabled_alone && !wrong_libc[0]) {
+		/* The A/B baseline's decision: the defaults it reports are options.h's numbers;
+		 * nothing to parse or look at. */
+		gate_result.served = OPTION_CLOCKS_DEFAULT_SET;
+		gate_result.fenced = OPTION_FENCE_DEFAULT != 0;
 		pass_through("TSCSHIM_DISABLE=1");
 		gate_result.decide_ns = refclock_now_ns(CLOCK_MONOTONIC) - began;
 		return;

@@ -25,6 +25,10 @@ static void defaults_are_valid(void)
 	CHECK_EQ_U64(values.num[OPT_MAX_SKEW_NS], 1000);
 	CHECK_EQ_U64(values.num[OPT_FENCE], 1);
 	CHECK_EQ_U64(values.num[OPT_CLOCKS], 0xf);
+	/* The shim's clock reads use these numbers before anything is parsed. */
+	CHECK_EQ_U64(values.num[OPT_CLOCKS], OPTION_CLOCKS_DEFAULT_SET);
+	CHECK_EQ_U64(values.num[OPT_FENCE], OPTION_FENCE_DEFAULT);
+	CHECK_EQ_U64(values.num[OPT_DECIDE_AFTER], OPTION_DECIDE_AFTER_DEFAULT);
 }
 
 static void whole_numbers_within_range(void)
@@ -107,6 +111,16 @@ static void serve_mode_and_gain(void)
 	CHECK(parse(OPT_MIN_GAIN_PCT, "99") == 0 && values.num[OPT_MIN_GAIN_PCT] == 99);
 	CHECK(parse(OPT_MIN_GAIN_PCT, "100") == -1);
 	CHECK(parse(OPT_MIN_GAIN_PCT, "5%") == -1);
+}
+
+static void decide_after_is_a_count_of_reads(void)
+{
+	CHECK(parse(OPT_DECIDE_AFTER, "1") == 0 && values.num[OPT_DECIDE_AFTER] == 1);
+	CHECK(parse(OPT_DECIDE_AFTER, "1000000000") == 0 && values.num[OPT_DECIDE_AFTER] == 1000000000);
+	CHECK(parse(OPT_DECIDE_AFTER, "0") == -1);
+	CHECK(strstr(err, "TSCSHIM_DECIDE_AFTER") != NULL);
+	CHECK(parse(OPT_DECIDE_AFTER, "1000000001") == -1);
+	CHECK(parse(OPT_DECIDE_AFTER, "1e3") == -1);
 }
 
 static void paths_are_absolute_and_bounded(void)
@@ -243,6 +257,7 @@ int main(void)
 	RUN(booleans_are_zero_or_one);
 	RUN(clock_lists);
 	RUN(serve_mode_and_gain);
+	RUN(decide_after_is_a_count_of_reads);
 	RUN(paths_are_absolute_and_bounded);
 	RUN(two_paths_may_not_name_one_file);
 	RUN(load_reads_environment_and_stops_at_invalid);

@@ -392,7 +392,6 @@ container_cases() { # PROGRAM LIBRARY
 	TSCSHIM_SYSTEM_RECORD="$host/calibration" "$TSCSHIM" calib --save "${QUICK[@]}" >/dev/null 2>&1
 	cp -p "$host/calibration" "$foreign/calibration"
 	edit_cache "$foreign/calibration" boot_id 00000000-0000-0000-0000-000000000000
-	touch -d @1 "$foreign/calibration" # an older boot's record was last modified before this boot
 
 	root="$shared/root"
 	make_root "$root" "$1" "$2"

@@ -384,10 +384,10 @@ int cache_parse(const char *data, size_t len, struct cache_file *out, char *why,
 }
 
 int cache_read(const char *path, const struct safefile_trust *trust, char *buf, size_t size,
-	       struct cache_file *out, struct safefile_facts *facts, char *err, size_t err_size)
+	       struct cache_file *out, char *err, size_t err_size)
 {
 	size_t len = 0;
-	int rc = safefile_read(path, trust, buf, size, &len, facts, err, err_size);
+	int rc = safefile_read(path, trust, buf, size, &len, err, err_size);
 	if (rc != SAFEFILE_OK)
 		return rc;
 	char why[128];
@@ -416,19 +416,6 @@ static bool same_machine_and_boot(const struct cache_record *rec, const char *bo
 	const char *end = memchr(rec->boot_id, '\0', sizeof rec->boot_id);
 	return end && boot_id && boot_id[0] && strcmp(rec->boot_id, boot_id) == 0 &&
 	       (any_cpu_signature || rec->cpu_signature == cpu_signature);
-}
-
-const char *cache_single_boot_id(const struct cache_file *file)
-{
-	const char *id = NULL;
-	for (uint32_t r = 0; r < file->count && r < CACHE_RECORDS_MAX; r++) {
-		const char *this = file->record[r].boot_id;
-		if (!memchr(this, '\0', sizeof file->record[r].boot_id) || !this[0] ||
-		    (id && strcmp(id, this) != 0))
-			return NULL;
-		id = this;
-	}
-	return id;
 }
 
 int cache_find(const struct cache_file *file, const struct cache_key *key)

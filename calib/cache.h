@@ -120,10 +120,10 @@ int cache_parse(const char *data, size_t len, struct cache_file *out, char *why,
 
 /* Reads and parses path under trust (see safefile.h), through buf (at least
  * CACHE_MAX_SIZE + 1 bytes, the caller's: static in the shim, whose stack is small).
- * Returns an enum cache_status; *out (and *facts, unless NULL: safefile.h) are filled
- * only for CACHE_OK; otherwise err gets one line naming the path and the reason. */
+ * Returns an enum cache_status; *out is filled only for CACHE_OK; otherwise err gets
+ * one line naming the path and the reason. */
 int cache_read(const char *path, const struct safefile_trust *trust, char *buf, size_t size,
-	       struct cache_file *out, struct safefile_facts *facts, char *err, size_t err_size);
+	       struct cache_file *out, char *err, size_t err_size);
 
 /* Formats file into buf and writes it atomically (safefile_write). */
 int cache_write(const char *path, const struct cache_file *file, bool world_readable,
@@ -136,10 +136,6 @@ struct cache_key {
 	bool any_cpu_signature;    /* not asked (no CPUID): a record of this boot vouches for it */
 	const struct cpu_mask *cpus; /* the process's allowed CPUs */
 };
-
-/* Pure: the boot id that every record of file names, when there is at least one and they
- * all name the same; else NULL. */
-const char *cache_single_boot_id(const struct cache_file *file);
 
 /* Pure: the index of the record that answers for key (an exact set first, else the
  * first consistent superset), or -1. */

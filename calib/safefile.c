@@ -4,9 +4,7 @@
 #include "safefile.h"
 
 #include "counter.h"
-#include "raw_syscall.h"
 #include "text.h"
-
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,8 +14,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
-#include <sys/vfs.h>
 #include <unistd.h>
 
 /* Retries after a signal are bounded too: a file that keeps failing is not worth it. */
@@ -93,25 +89,8 @@ static int check_owner_mode(const char *path, const char *what, const struct sta
 	return 0;
 }
 
-bool safefile_is_memory_fs(unsigned long f_type)
-{
-	/* The kernel's TMPFS_MAGIC and RAMFS_MAGIC (linux/magic.h, which musl's headers lack). */
-	return f_type == 0x01021994ul || f_type == 0x858458f6ul;
-}
-
-/* Whether the open file lives on a file system that does not outlive the boot. The system
- * call itself (raw_syscall.h): the shim asks at its decision, where a page of libc more
- * is a fault more. */
-static int on_memory_fs(int fd)
-{
-	struct statfs fs;
-	if (raw_syscall4(SYS_fstatfs, fd, (long)&fs, 0, 0) != 0)
-		return 0;
-	return safefile_is_memory_fs((unsigned long)fs.f_type);
-}
-
 int safefile_read(const char *path, const struct safefile_trust *trust, char *buf, size_t size,
-		  size_t *len, struct safefile_facts *facts, char *err, size_t err_size)
+		  size_t *len, char *err, size_t err_size)
 {
 	if (err && err_size)
 		err[0] = '\0';
@@ -195,10 +174,6 @@ int safefile_read(const char *path, const struct safefile_trust *trust, char *bu
 		if ((size_t)got < want - (total - (size_t)got) && st.st_size > 0 &&
 		    total >= (uint64_t)st.st_size)
 			break;
-	}
-	if (facts) {
-		facts->memory_fs = on_memory_fs(fd);
-		facts->mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec;
 	}
 	close(fd);
 	if (total > trust->max_size) {

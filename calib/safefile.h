@@ -11,8 +11,6 @@
 #include <stddef.h>
 
 #include "text.h"
-#include <stdbool.h>
-#include <stdint.h>
 #include <sys/types.h>
 
 /* Longest path these functions take (the options bound theirs to 511 bytes): buffers
@@ -32,22 +30,11 @@ struct safefile_trust {
 	size_t max_size;    /* a larger file is not ours */
 };
 
-/* Whether a statfs f_type is that of a file system whose files do not outlive the boot:
- * tmpfs or ramfs. */
-bool safefile_is_memory_fs(unsigned long f_type);
-
-/* What a read saw of the file besides its bytes, for a caller that asks. */
-struct safefile_facts {
-	int memory_fs;     /* 1: on a tmpfs or ramfs, whose files do not outlive the boot */
-	uint64_t mtime_ns; /* when it was last modified, CLOCK_REALTIME in ns */
-};
-
 /* Reads the whole file into buf (size > trust->max_size, so a file that grew after the
- * check is noticed) and returns an enum safefile_status; *len is set for SAFEFILE_OK, and
- * *facts too when facts is not NULL (one fstatfs more). For anything else err gets one
- * line naming the path and the reason. */
+ * check is noticed) and returns an enum safefile_status; *len is set for SAFEFILE_OK.
+ * For anything else err gets one line naming the path and the reason. */
 int safefile_read(const char *path, const struct safefile_trust *trust, char *buf, size_t size,
-		  size_t *len, struct safefile_facts *facts, char *err, size_t err_size);
+		  size_t *len, char *err, size_t err_size);
 
 /* Writes len bytes to a new "<path>.tmp-<hex>" (O_CREAT|O_EXCL|O_NOFOLLOW, mode 0600; 0644
  * when world_readable) in the same directory and renames it over path: readers see the

@@ -27,7 +27,6 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -96,9 +95,7 @@ static int run_once(const struct start_case *c, double *wall_us, double *faults)
 	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 }
 
-/* Where the record and the cache are made: $TMPDIR, else /tmp. Where they live matters: a
- * record on a memory file system (tmpfs) proves the boot, and the kernel's boot id is
- * not read (doc/STARTUP.md); /run and $XDG_RUNTIME_DIR are one on most systems. */
+/* Where the record and the cache are made: $TMPDIR, else /tmp. */
 static const char *temporary_directory(void)
 {
 	const char *tmp = getenv("TMPDIR");
@@ -149,7 +146,7 @@ static double gain_ns(const char *cache_path, bool fenced)
 	char buf[CACHE_MAX_SIZE + 1], err[SAFEFILE_PATH_MAX + 160];
 	struct cache_file file;
 	struct safefile_trust mine = {.owner = geteuid(), .max_size = CACHE_MAX_SIZE};
-	if (cache_read(cache_path, &mine, buf, sizeof buf, &file, NULL, err, sizeof err) != CACHE_OK || !file.count)
+	if (cache_read(cache_path, &mine, buf, sizeof buf, &file, err, sizeof err) != CACHE_OK || !file.count)
 		return 0;
 	const struct cache_record *r = &file.record[0];
 	return ((double)r->kernel_ps - (double)(fenced ? r->fenced_ps : r->unfenced_ps)) / 1e3;
@@ -231,12 +228,9 @@ int bench_startup(const char *library, const char *floor_path, int rounds)
 			floor->wall_us[r] = c->floor_wall_us[r];
 		}
 
-	struct statfs fs;
-	bool memory = statfs(cache_dir, &fs) == 0 && safefile_is_memory_fs((unsigned long)fs.f_type);
 	printf("start-up: %d rounds, each case right after the empty object (%s) runs the same program;\n"
-	       "own cost = case - empty, median over rounds; record and cache in %s (%s)\n",
-	       rounds, floor_path, temporary_directory(),
-	       memory ? "a memory file system: it proves the boot" : "not a memory file system: the boot id is read");
+	       "own cost = case - empty, median over rounds; record and cache in %s\n",
+	       rounds, floor_path, temporary_directory());
 	printf("%-40s %12s %14s\n", "case", "own cost us", "page faults");
 	double decision_us = 0;
 	for (int i = 2; i < CASES; i++) {

@@ -233,17 +233,18 @@ static void pass_through(const char *reason)
 
 /* Step 2: the key a record is looked up by: the boot, and the CPUs the process may run
  * on, which are the main thread's (the process id's), not those of whichever thread
- * read the clock first: that one may be pinned to one CPU among several others. The
- * boot's id is record.c's, known once a record read proves it or the kernel is asked
- * (record_boot_id). Any CPU signature: a record of this boot vouches for the CPU (step
- * 4). Returns false (reason set) when the CPU set cannot be read. */
-static bool step2_cpu_set_and_boot(int pid, struct cpu_mask *cpus, struct cache_key *key)
+ * read the clock first: that one may be pinned to one CPU among several others. Any CPU
+ * signature: a record of this boot vouches for the CPU (step 4). Returns false (reason
+ * set) when the CPU set cannot be read. */
+static bool step2_cpu_set_and_boot(int pid, struct cpu_mask *cpus, char *boot_id,
+				   size_t boot_id_size, struct cache_key *key)
 {
 	if (cpu_mask_allowed_of(pid, cpus) < 1 && cpu_mask_allowed(cpus) < 1) {
 		pass_through("cannot read the CPU affinity (more than 1024 CPUs?)");
 		return false;
 	}
-	*key = (struct cache_key){.boot_id = record_boot_id(), .any_cpu_signature = true, .cpus = cpus};
+	read_boot_id(boot_id, boot_id_size);
+	*key = (struct cache_key){.boot_id = boot_id, .any_cpu_signature = true, .cpus = cpus};
 	return true;
 }
 
@@ -651,8 +652,9 @@ static void counter_identity(const struct found_record *f, struct counter_identi
 static __attribute__((noinline)) void decide_from_options(const struct option_values *o, int pid)
 {
 	struct cpu_mask cpus;
+	char boot_id[sizeof ((struct cache_record *)0)->boot_id];
 	struct cache_key key;
-	if (!step2_cpu_set_and_boot(pid, &cpus, &key))
+	if (!step2_cpu_set_and_boot(pid, &cpus, boot_id, sizeof boot_id, &key))
 		return;
 	struct found_record found;
 	if (!step3_record(o, &key, &found))

@@ -30,7 +30,6 @@
  * line's publication writes anyway (shim/line.h): one fresh page, not two. Every buffer
  * is written before it is read, within one decision. may_alias: the scratch is bytes. */
 struct __attribute__((may_alias)) decision_buffers {
-	char boot_id[sizeof ((struct cache_record *)0)->boot_id]; /* "": not known yet */
 	struct cache_file cache; /* the per-user cache as read (count 0: none usable) */
 	struct cache_file system;               /* the machine-wide record as read */
 	char cache_path[SAFEFILE_PATH_MAX];
@@ -56,39 +55,6 @@ const char *record_note(void)
 	return rare.note;
 }
 
-/* ---- this boot's id ---- */
-
-const char *record_boot_id(void)
-{
-	return buffers.boot_id;
-}
-
-void record_boot_id_needed(void)
-{
-	if (!buffers.boot_id[0] && read_boot_id(buffers.boot_id, sizeof buffers.boot_id) != 0)
-		buffers.boot_id[0] = '\0';
-}
-
-/* A file just read proves this boot's id when it lives on a memory file system (tmpfs,
- * ramfs: made since the boot began), was modified since the boot began (not one moved
- * or copied there with an older boot's times kept; a second of slack for the clocks'
- * rounding), and every record in it names the same boot: each was written by a process
- * of this boot, which keyed it by this boot's id (asked of the kernel, or proved so by
- * the same rule). The kernel is then not asked: a procfs open, read and close, the
- * decision's dearest step (7-9 us on a tsc host). What this cannot tell: an older boot's
- * record copied in by its owner with fresh times (for the machine-wide record, root). */
-static void learn_boot_id(const struct cache_file *file, const struct safefile_facts *facts)
-{
-	if (buffers.boot_id[0] || !facts->memory_fs)
-		return;
-	const char *id = cache_single_boot_id(file);
-	uint64_t began = refclock_now_ns(CLOCK_REALTIME) - refclock_now_ns(CLOCK_BOOTTIME);
-	if (id && facts->mtime_ns + 1000000000ull >= began)
-		text_line(buffers.boot_id, sizeof buffers.boot_id, id, NULL);
-}
-
-/* ---- the records ---- */
-
 const struct cache_record *record_from_system(const struct option_values *o,
 					      const struct cache_key *key)
 {
@@ -96,16 +62,13 @@ const struct cache_record *record_from_system(const struct option_values *o,
 	if (path[0] != '/')
 		return NULL;
 	struct safefile_trust root = {.owner = 0, .check_directory = 1, .max_size = CACHE_MAX_SIZE};
-	struct safefile_facts facts;
-	int rc = cache_read(path, &root, buffers.file, sizeof buffers.file, &buffers.system, &facts,
+	int rc = cache_read(path, &root, buffers.file, sizeof buffers.file, &buffers.system,
 			    buffers.err, sizeof buffers.err);
 	if (rc != CACHE_OK) {
 		if (say_level >= 2 || (say_level >= 1 && rc != CACHE_MISSING))
 			say("machine-wide record ", buffers.err, NULL);
 		return NULL;
 	}
-	learn_boot_id(&buffers.system, &facts);
-	record_boot_id_needed();
 	int i = cache_find(&buffers.system, key);
 	/* Inconclusive: the process measures for itself. */
 	if (i < 0 || buffers.system.record[i].estimate_verdict == ESTIMATE_INCONCLUSIVE) {
@@ -162,7 +125,6 @@ const char *record_cache_path(const struct option_values *o)
 {
 	cache_owner = (uid_t)raw_syscall4(SYS_geteuid, 0, 0, 0, 0);
 	cache_read_now = false;
-	buffers.boot_id[0] = '\0';
 	const char *option = o->text[OPT_CACHE];
 	if (strcmp(option, "off") == 0)
 		return NULL;
@@ -182,13 +144,10 @@ const char *record_cache_path(const struct option_values *o)
 static int read_cache(const char *path)
 {
 	struct safefile_trust mine = {.owner = cache_owner, .max_size = CACHE_MAX_SIZE};
-	struct safefile_facts facts;
-	int rc = cache_read(path, &mine, buffers.file, sizeof buffers.file, &buffers.cache, &facts,
+	int rc = cache_read(path, &mine, buffers.file, sizeof buffers.file, &buffers.cache,
 			    buffers.err, sizeof buffers.err);
 	if (rc != CACHE_OK)
 		buffers.cache.count = 0;
-	else
-		learn_boot_id(&buffers.cache, &facts);
 	cache_read_now = true;
 	return rc;
 }
@@ -203,7 +162,6 @@ const struct cache_record *record_from_cache(const char *path, const struct cach
 			say("cache ", buffers.err, "; measuring and rewriting it", NULL);
 		return NULL;
 	}
-	record_boot_id_needed();
 	int i = cache_find(&buffers.cache, key);
 	if (i < 0) {
 		if (say_level >= 2)
@@ -277,7 +235,6 @@ int record_measure(const struct option_values *o, const struct cache_key *key,
 	if (m->problem[0] && say_level >= 1)
 		say(m->problem, NULL);
 	memset(out, 0, sizeof *out);
-	record_boot_id_needed();
 	text_line(out->boot_id, sizeof out->boot_id, key->boot_id, NULL);
 	out->cpu_signature = key->cpu_signature;
 	out->counter_invariant = 1; /* measured only after step 4 found it invariant */

@@ -14,14 +14,6 @@
 
 #include <stdint.h>
 
-/* This boot's id, as the decision's records are matched against it: the decision's key
- * points here. "" until known: taken from the first file read that proves it (on a memory
- * file system, modified since the boot began, one boot named in it), else asked of the
- * kernel by record_boot_id_needed, which the lookups and the measurement call before
- * they use it. Cleared where each decision begins (record_cache_path). */
-const char *record_boot_id(void);
-void record_boot_id_needed(void);
-
 /* The machine-wide record's entry for key, or NULL (missing, untrusted, corrupt, not for
  * this boot, CPU or CPU set, or inconclusive: the process then measures for itself). */
 const struct cache_record *record_from_system(const struct option_values *o,

@@ -18,7 +18,7 @@ work=$(mktemp -d /tmp/tscshim-machine.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 chmod 0755 "$work"
 
-unset TSCSHIM_DISABLE TSCSHIM_SERVE TSCSHIM_STATS TSCSHIM_VERBOSE
+unset TSCSHIM_DISABLE TSCSHIM_SERVE TSCSHIM_STATS TSCSHIM_VERBOSE TSCSHIM_DECIDE_AFTER
 if [ "$(id -u)" -eq 0 ]; then
 	export TSCSHIM_SYSTEM_RECORD="$work/record" TSCSHIM_CACHE=off
 	TSCSHIM_LIBRARY="$shim" "$here/build/tscshim" calib --save >/dev/null 2>&1 ||

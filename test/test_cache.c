@@ -124,7 +124,7 @@ static int read_file(const char *p, struct cache_file *out)
 {
 	struct safefile_trust t = my_trust();
 	err[0] = '\0';
-	return cache_read(p, &t, filebuf, sizeof filebuf, out, NULL, err, sizeof err);
+	return cache_read(p, &t, filebuf, sizeof filebuf, out, err, sizeof err);
 }
 
 static void check_same(const struct cache_record *a, const struct cache_record *b)
@@ -605,16 +605,16 @@ static void root_trust_checks_the_directory(void)
 	CHECK(write_file(path, &in) == 0);
 	struct safefile_trust root = {.owner = geteuid(), .check_directory = 1, .max_size = CACHE_MAX_SIZE};
 	CHECK(chmod(dir, 0755) == 0);
-	CHECK_EQ_U64(cache_read(path, &root, filebuf, sizeof filebuf, &out, NULL, err, sizeof err), CACHE_OK);
+	CHECK_EQ_U64(cache_read(path, &root, filebuf, sizeof filebuf, &out, err, sizeof err), CACHE_OK);
 	CHECK(chmod(dir, 0775) == 0);
-	CHECK_EQ_U64(cache_read(path, &root, filebuf, sizeof filebuf, &out, NULL, err, sizeof err), CACHE_UNTRUSTED);
+	CHECK_EQ_U64(cache_read(path, &root, filebuf, sizeof filebuf, &out, err, sizeof err), CACHE_UNTRUSTED);
 	CHECK(one_line(err) && strstr(err, "its directory writable by group or others"));
 	CHECK(chmod(dir, 01777) == 0); /* like /tmp */
-	CHECK_EQ_U64(cache_read(path, &root, filebuf, sizeof filebuf, &out, NULL, err, sizeof err), CACHE_UNTRUSTED);
+	CHECK_EQ_U64(cache_read(path, &root, filebuf, sizeof filebuf, &out, err, sizeof err), CACHE_UNTRUSTED);
 	CHECK(chmod(dir, 0700) == 0);
 	/* Another owner for the file or the directory. */
 	root.owner = geteuid() + 1;
-	CHECK_EQ_U64(cache_read(path, &root, filebuf, sizeof filebuf, &out, NULL, err, sizeof err), CACHE_UNTRUSTED);
+	CHECK_EQ_U64(cache_read(path, &root, filebuf, sizeof filebuf, &out, err, sizeof err), CACHE_UNTRUSTED);
 	CHECK(one_line(err) && strstr(err, "its directory owned by uid"));
 	/* A directory reached through a symlink as its last component. */
 	root.owner = geteuid();
@@ -622,7 +622,7 @@ static void root_trust_checks_the_directory(void)
 	snprintf(link, sizeof link, "%s.link", dir);
 	CHECK(symlink(dir, link) == 0);
 	snprintf(through, sizeof through, "%s/cache", link);
-	CHECK_EQ_U64(cache_read(through, &root, filebuf, sizeof filebuf, &out, NULL, err, sizeof err), CACHE_UNTRUSTED);
+	CHECK_EQ_U64(cache_read(through, &root, filebuf, sizeof filebuf, &out, err, sizeof err), CACHE_UNTRUSTED);
 	CHECK(one_line(err) && strstr(err, "symbolic link"));
 	unlink(link);
 	remove_dir();
@@ -697,30 +697,6 @@ static struct cpu_mask mask_of(const char *hex)
 	struct cpu_mask m;
 	CHECK(cpu_mask_from_hex(hex, strlen(hex), &m) == 0);
 	return m;
-}
-
-/* The boot a file's records name, when they agree: what a file that proves itself of this
- * boot (shim/record.c) gives as this boot's id. */
-static void single_boot_id_only_when_every_record_agrees(void)
-{
-	struct cache_file f = {0};
-	CHECK(cache_single_boot_id(&f) == NULL); /* no record: nothing said */
-	struct cache_record r = sample();
-	f = one(r);
-	CHECK(cache_single_boot_id(&f) != NULL && strcmp(cache_single_boot_id(&f), r.boot_id) == 0);
-	f.record[1] = r;
-	f.record[1].cpus = mask_of("4");
-	f.count = 2;
-	CHECK(cache_single_boot_id(&f) != NULL && strcmp(cache_single_boot_id(&f), r.boot_id) == 0);
-	f.record[1].boot_id[0] ^= 1; /* another boot beside it */
-	CHECK(cache_single_boot_id(&f) == NULL);
-	f.record[1] = r;
-	f.record[1].boot_id[0] = '\0';
-	CHECK(cache_single_boot_id(&f) == NULL);
-	memset(f.record[1].boot_id, 'a', sizeof f.record[1].boot_id); /* no terminator */
-	CHECK(cache_single_boot_id(&f) == NULL);
-	f.count = 1;
-	CHECK(cache_single_boot_id(&f) != NULL);
 }
 
 static void find_exact_set_or_consistent_superset(void)
@@ -927,7 +903,6 @@ int main(void)
 	RUN(odd_files_are_untrusted);
 	RUN(unwritable_directory_leaves_nothing);
 	RUN(find_exact_set_or_consistent_superset);
-	RUN(single_boot_id_only_when_every_record_agrees);
 	RUN(insert_keeps_the_newest_four);
 	RUN(retry_waits_double_up_to_a_cap);
 	RUN(cpu_masks_round_trip_as_hex);

@@ -12,7 +12,7 @@ const struct option_spec option_table[OPTION_COUNT] = {
 	[OPT_DISABLE] = {"TSCSHIM_DISABLE", OPTION_BOOL, "0", 0, 1, NULL,
 		"1: pass every call to the real clock and skip the estimator entirely."},
 	[OPT_VERBOSE] = {"TSCSHIM_VERBOSE", OPTION_UINT, "0", 0, 2, NULL,
-		"0: silent but for invalid settings and failed stats writes; 1: one line on stderr when the shim decides (at the first clock read, or at load on a cold start) with the decision, its figures and how long it took; 2: also the records' handling."},
+		"0: silent but for invalid settings and failed stats writes; 1: one line on stderr when the shim decides (at the read `TSCSHIM_DECIDE_AFTER` names, or at load on a cold start) with the decision, its figures and how long it took; 2: also the records' handling."},
 	[OPT_MAX_SKEW_NS] = {"TSCSHIM_MAX_SKEW_NS", OPTION_UINT, "1000", 1, U64(1000000000), NULL,
 		"Largest maximum-shift bound between the CPUs' counters, in ns, for which the counter may serve time."},
 	[OPT_PROBES] = {"TSCSHIM_PROBES", OPTION_UINT, "1000", 10, U64(1000000), NULL,
@@ -45,7 +45,7 @@ const struct option_spec option_table[OPTION_COUNT] = {
 	[OPT_MIN_GAIN_PCT] = {"TSCSHIM_MIN_GAIN_PCT", OPTION_UINT, "5", 0, 99, NULL,
 		"With `TSCSHIM_SERVE=auto`: the least saving per call, in percent of the kernel's clock, for which the counter serves."},
 	[OPT_DECIDE_AFTER] = {"TSCSHIM_DECIDE_AFTER", OPTION_UINT, "1000", 1, 1000000000, NULL,
-		"The read of a served clock at which the shim decides; the reads before it go to the kernel's clock. A decision costs what tens of thousands of cheaper reads win back, so a process that reads the clock less often than this never pays for one; `1`: at the first read."},
+		"The read of a served clock at which the shim decides; the reads before it go to the kernel's clock. A decision costs what tens of thousands of cheaper reads win back, so a process that reads served clocks fewer times never decides (a cold start, with nothing recorded for this boot, still measures at load); `1`: at the first read."},
 };
 
 static void fail(char *err, size_t err_size, const struct option_spec *spec, const char *text,

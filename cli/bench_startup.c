@@ -72,7 +72,7 @@ static int run_once(const struct start_case *c, double *wall_us, double *faults)
 	char preload[PATH_MAX + 16];
 	snprintf(preload, sizeof preload, "LD_PRELOAD=%s", c->preload);
 	const char *first[6] = {preload};
-	for (int i = 0; c->settings[i] && i < 4; i++)
+	for (int i = 0; i < 4 && c->settings[i]; i++)
 		first[i + 1] = c->settings[i];
 	child_environment(env, first);
 	posix_spawn_file_actions_t actions;
@@ -189,7 +189,7 @@ int bench_startup(const char *library, const char *floor_path, int rounds)
 		{.name = "TSCSHIM_DISABLE=1, no clock read", .program = "/bin/true"},
 		{.name = "TSCSHIM_DISABLE=1, one clock read", .program = "/bin/date"},
 	};
-	enum { CASES = sizeof cases / sizeof cases[0], RECORD = 2, CACHE = 5, DISABLED = 8, CACHE_DECIDING = 7 };
+	enum { CASES = sizeof cases / sizeof cases[0], RECORD = 2, CACHE = 5, DISABLED = 8 };
 	const char *with_record[] = {record_setting, "TSCSHIM_CACHE=off", NULL, NULL};
 	const char *with_cache[] = {"TSCSHIM_SYSTEM_RECORD=off", cache_setting, NULL, NULL};
 	const char *disabled[] = {"TSCSHIM_DISABLE=1", NULL};
@@ -219,7 +219,7 @@ int bench_startup(const char *library, const char *floor_path, int rounds)
 			struct start_case *c = &cases[i];
 			if (c->skip)
 				continue;
-			struct start_case *floor = &cases[c->program == cases[0].program ? 0 : 1];
+			struct start_case *floor = &cases[strcmp(c->program, cases[0].program) == 0 ? 0 : 1];
 			if (run_once(floor, &c->floor_wall_us[r], &c->floor_faults[r]) != 0 ||
 			    run_once(c, &c->wall_us[r], &c->faults[r]) != 0) {
 				fprintf(stderr, "tscshim bench: --startup: %s failed in round %d\n", c->name, r);
@@ -232,7 +232,7 @@ int bench_startup(const char *library, const char *floor_path, int rounds)
 	       "own cost = case - empty, median over rounds; record and cache in %s\n",
 	       rounds, floor_path, temporary_directory());
 	printf("%-40s %12s %14s\n", "case", "own cost us", "page faults");
-	double decision_us = 0;
+	double median_own[CASES] = {0};
 	for (int i = 2; i < CASES; i++) {
 		if (cases[i].skip) {
 			printf("%-40s %12s %14s\n", cases[i].name, "-", "-");
@@ -245,17 +245,19 @@ int bench_startup(const char *library, const char *floor_path, int rounds)
 		}
 		double m = median_of(own, rounds);
 		printf("%-40s %12.1f %+14.0f\n", cases[i].name, m, median_of(extra, rounds));
-		if (i == CACHE_DECIDING)
-			decision_us = m;
+		median_own[i] = m;
 	}
+	/* What deciding adds to a start that reads the clock once: the decision's own cost. */
+	double decision_us = median_own[CACHE + 2] - median_own[CACHE + 1];
 	if (!have_record)
 		printf("(no machine-wide record: run as root, or `sudo tscshim calib --save` first)\n");
 	double fenced = gain_ns(cache, true), unfenced = gain_ns(cache, false);
 	printf("floor itself: %.1f us per /bin/true, %.1f us per /bin/date (median)\n",
 	       median_of(cases[0].wall_us, rounds), median_of(cases[1].wall_us, rounds));
 	if (fenced > 0)
-		printf("break-even: %.0f clock reads (fenced, %.1f ns gained each) pay for one decision from the per-user cache\n",
-		       decision_us * 1e3 / fenced, fenced);
+		printf("break-even: %.0f clock reads (fenced, %.1f ns gained each) pay for one decision from the per-user cache\n"
+		       "(%.1f us: deciding at a read less that read without deciding)\n",
+		       decision_us * 1e3 / fenced, fenced, decision_us);
 	else
 		printf("break-even: never fenced: the counter is not cheaper than the kernel's clock here (%.1f ns)\n", fenced);
 	if (unfenced > 0)

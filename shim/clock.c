@@ -497,7 +497,8 @@ int clock_read_slow(unsigned clock, struct timespec *ts, uint64_t t)
 
 int clock_start(const struct line_setup *setup, const char **err)
 {
-	clock_config.fenced = setup->fenced;
+	/* Atomic: readers of a path opened before (a close, then this start) may load it. */
+	__atomic_store_n(&clock_config.fenced, setup->fenced, __ATOMIC_RELAXED);
 	covered = setup->covered;
 	setup_fork_wiped();
 	plan_cfg.calibrated_ns_per_tick = (double)setup->ns_per_tick;

@@ -768,12 +768,12 @@ bool gate_first_read(clockid_t clock, bool force)
 		return true;
 	if (!loaded)
 		return false;
-	/* Undecided, a read only counts until the decision is due; once under way, every read
-	 * of a served clock looks below at who decides. */
+	/* A read before the decision is due only counts, whatever the phase: a fork child of
+	 * a process whose decision was forced (a status query) waits for its own due read
+	 * too. From the due read on, every read of a served clock looks below at who decides. */
 	uint64_t read_number = 0;
 	bool due = force;
-	if (!force && ((read_number = served_read_number(clock, &due)) == 0 ||
-		       (!due && (word & 3) == PHASE_UNDECIDED)))
+	if (!force && ((read_number = served_read_number(clock, &due)) == 0 || !due))
 		return false;
 	uint64_t me = (uint64_t)raw_syscall4(SYS_getpid, 0, 0, 0, 0);
 	uintptr_t self = (uintptr_t)pthread_self();

@@ -132,6 +132,9 @@ struct pending_read {
 	uint64_t t;     /* the counter value read */
 };
 
+/* clock_read_as's fence: 0 unfenced, 1 fenced, or as clock_config says. */
+enum { FENCE_AS_CONFIGURED = -1 };
+
 /* The inline part of a read: the rare cases return READ_SLOW and the caller finishes
  * them out of line, so that no call and none of the slow path's code sits in line.
  * The counter is read before the line: every publication describes the same function of
@@ -142,14 +145,19 @@ struct pending_read {
  * wherever line_seal() found no floor or clamp to apply. One unsigned compare per
  * segment sends every rare case to the slow path. */
 static inline __attribute__((always_inline)) enum read_result
-clock_read_as(clockid_t id, struct timespec *ts, struct pending_read *pending, bool fenced)
+clock_read_as(clockid_t id, struct timespec *ts, struct pending_read *pending, int fence)
 {
 	if ((unsigned)id >= CLOCK_ID_LIMIT)
 		return READ_PASS;
-	unsigned c = LOAD(clock_config.served_index[id]);
+	/* Acquire (a plain load on x86): a thread that finds its clock served sees everything
+	 * clock_start wrote before it opened the path (release), the configuration the slow
+	 * path reads among it, even when the decision ran in another thread moments ago. */
+	unsigned c = __atomic_load_n(&clock_config.served_index[id], __ATOMIC_ACQUIRE);
 	if (!c)
 		return READ_PASS;
 	c--;
+	/* After that acquire: the fence clock_start set before it opened the path. */
+	bool fenced = fence == FENCE_AS_CONFIGURED ? LOAD(clock_config.fenced) : fence != 0;
 
 	uint64_t t = read_counter_as(fenced);
 	const struct line_slot *s;
@@ -188,7 +196,7 @@ slow:
 static inline __attribute__((always_inline)) enum read_result
 clock_read(clockid_t id, struct timespec *ts, struct pending_read *pending)
 {
-	return clock_read_as(id, ts, pending, LOAD(clock_config.fenced));
+	return clock_read_as(id, ts, pending, FENCE_AS_CONFIGURED);
 }
 
 #endif

@@ -8,6 +8,8 @@
  *                                      fails on any step back
  *   probe_clock passthrough            unserved and invalid clocks behave as the kernel's
  *   probe_clock loop N                 N calls to clock_gettime(CLOCK_MONOTONIC)
+ *   probe_clock mixed U S              U calls to clock_gettime(CLOCK_REALTIME), then S
+ *                                      to CLOCK_MONOTONIC
  *   probe_clock dlopen LIB             dlopens LIB (whose constructor reads the clock),
  *                                      calls its early_read_ns() and checks it against
  *                                      the kernel's CLOCK_MONOTONIC
@@ -232,6 +234,14 @@ int main(int argc, char **argv)
 			clock_gettime(CLOCK_MONOTONIC, &ts);
 		return 0;
 	}
-	fprintf(stderr, "usage: probe_clock status [read]|compare N BOUND|monotonic MS THREADS|passthrough|loop N\n");
+	if (argc >= 4 && strcmp(argv[1], "mixed") == 0) {
+		struct timespec ts;
+		for (long i = atol(argv[2]); i > 0; i--)
+			clock_gettime(CLOCK_REALTIME, &ts);
+		for (long i = atol(argv[3]); i > 0; i--)
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+		return 0;
+	}
+	fprintf(stderr, "usage: probe_clock status [read]|compare N BOUND|monotonic MS THREADS|passthrough|loop N|mixed U S\n");
 	return 2;
 }

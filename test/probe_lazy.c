@@ -22,6 +22,12 @@
  *                                       the decision's scratch with it, the kernel zeroed)
  *                                       decides for itself; both read 1000 times within
  *                                       BOUND_NS; exit 3 if the hold was never reached
+ *   probe_lazy fork-mid-status BOUND_NS (the hooks build) a thread's status query, which
+ *                                       decides at once, is held at its first claim while
+ *                                       the main thread forks; the child reads 3 times
+ *                                       (with TSCSHIM_DECIDE_AFTER above 3 it must not
+ *                                       decide: its stats line says); exit 3 if the hold
+ *                                       was never reached
  * With PROBE_READS_FIRST=N in the environment, handler and threads make N checked reads
  * on the main thread first (below TSCSHIM_DECIDE_AFTER they pass through), so that the
  * read the decision is due at comes in the handler or from the two threads.
@@ -31,6 +37,7 @@
 #include "kernel_clock.h"
 
 #include "test_points.h"
+#include "tscshim.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -131,6 +138,16 @@ static void hold_hook(int point)
 	sem_timedwait(&forked, deadline(10));
 }
 
+static void *status_asker(void *arg)
+{
+	(void)arg;
+	int (*fn)(struct tscshim_status *) = (int (*)(struct tscshim_status *))dlsym(RTLD_DEFAULT, "tscshim_status");
+	struct tscshim_status s;
+	if (fn)
+		fn(&s);
+	return NULL;
+}
+
 static void *first_reader(void *arg)
 {
 	(void)arg;
@@ -222,6 +239,30 @@ int main(int argc, char **argv)
 		if (child < 0 || waitpid(child, &status, 0) != child || !WIFEXITED(status))
 			return 2;
 		return report("fork-mid-decision parent") || WEXITSTATUS(status);
+	}
+	if (strcmp(argv[1], "fork-mid-status") == 0) {
+		void (**slot)(int) = (void (**)(int))dlsym(RTLD_DEFAULT, "tscshim_test_hook");
+		if (!slot)
+			return 2;
+		sem_init(&at_claim, 0, 0);
+		sem_init(&forked, 0, 0);
+		*slot = hold_hook;
+		pthread_t t;
+		pthread_create(&t, NULL, status_asker, NULL);
+		if (sem_timedwait(&at_claim, deadline(10)) != 0)
+			return 3;
+		pid_t child = fork();
+		if (child == 0) {
+			for (int i = 0; i < 3; i++)
+				checked_read();
+			exit(report("fork-mid-status child"));
+		}
+		sem_post(&forked);
+		pthread_join(t, NULL);
+		int status = 0;
+		if (child < 0 || waitpid(child, &status, 0) != child || !WIFEXITED(status))
+			return 2;
+		return report("fork-mid-status parent") || WEXITSTATUS(status);
 	}
 	if (strcmp(argv[1], "threads") == 0) {
 		reads_first();

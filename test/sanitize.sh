@@ -112,6 +112,8 @@ for kind in asan tsan; do
 	# The stress runs prove something only while the shim serves.
 	step "$kind shim serves" bash -c '"$@" | tee /dev/stderr | grep -q "active=1"' _ "${run[@]}" "$stress" status
 	step "$kind load" timeout 120 "${run[@]}" "$stress" load 2 0
+	# The reads before the decision, counted by every thread at once until one decides.
+	step "$kind load, deciding at read 500" timeout 120 "${run[@]}" TSCSHIM_DECIDE_AFTER=500 "$stress" load 2 0
 	step "$kind pingpong" timeout 120 "${run[@]}" "$stress" pingpong 100000
 	step "$kind migrate" timeout 120 "${run[@]}" "$stress" migrate 1 4
 	step "$kind signal" timeout 120 "${run[@]}" "$stress" signal 1 10000

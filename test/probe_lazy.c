@@ -180,6 +180,38 @@ static int report(const char *what)
 	return atomic_load(&violations) ? 1 : 0;
 }
 
+/* A thread runs `holder` (whose decision is held at its first claim); meanwhile the main
+ * thread forks a child that makes child_reads checked reads, then both report as
+ * "<name> child" and "<name> parent". Exit 3 if the hold was never reached. */
+static int fork_while_held(void *(*holder)(void *), int child_reads, const char *name)
+{
+	void (**slot)(int) = (void (**)(int))dlsym(RTLD_DEFAULT, "tscshim_test_hook");
+	if (!slot)
+		return 2;
+	sem_init(&at_claim, 0, 0);
+	sem_init(&forked, 0, 0);
+	*slot = hold_hook;
+	pthread_t t;
+	pthread_create(&t, NULL, holder, NULL);
+	if (sem_timedwait(&at_claim, deadline(10)) != 0)
+		return 3;
+	char what[64];
+	pid_t child = fork();
+	if (child == 0) {
+		for (int i = 0; i < child_reads; i++)
+			checked_read();
+		snprintf(what, sizeof what, "%s child", name);
+		exit(report(what)); /* exit: the stats line is written */
+	}
+	sem_post(&forked);
+	pthread_join(t, NULL);
+	int status = 0;
+	if (child < 0 || waitpid(child, &status, 0) != child || !WIFEXITED(status))
+		return 2;
+	snprintf(what, sizeof what, "%s parent", name);
+	return report(what) || WEXITSTATUS(status);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 2 && strcmp(argv[1], "none") == 0) {
@@ -216,54 +248,10 @@ int main(int argc, char **argv)
 			return 3;
 		return atomic_load(&claims_unblocked) ? 1 : report("claim-mask");
 	}
-	if (strcmp(argv[1], "fork-mid-decision") == 0) {
-		void (**slot)(int) = (void (**)(int))dlsym(RTLD_DEFAULT, "tscshim_test_hook");
-		if (!slot)
-			return 2;
-		sem_init(&at_claim, 0, 0);
-		sem_init(&forked, 0, 0);
-		*slot = hold_hook;
-		pthread_t t;
-		pthread_create(&t, NULL, first_reader, NULL);
-		if (sem_timedwait(&at_claim, deadline(10)) != 0)
-			return 3;
-		pid_t child = fork();
-		if (child == 0) {
-			for (int i = 0; i < 1000; i++)
-				checked_read();
-			exit(report("fork-mid-decision child")); /* exit: the stats line is written */
-		}
-		sem_post(&forked);
-		pthread_join(t, NULL);
-		int status = 0;
-		if (child < 0 || waitpid(child, &status, 0) != child || !WIFEXITED(status))
-			return 2;
-		return report("fork-mid-decision parent") || WEXITSTATUS(status);
-	}
-	if (strcmp(argv[1], "fork-mid-status") == 0) {
-		void (**slot)(int) = (void (**)(int))dlsym(RTLD_DEFAULT, "tscshim_test_hook");
-		if (!slot)
-			return 2;
-		sem_init(&at_claim, 0, 0);
-		sem_init(&forked, 0, 0);
-		*slot = hold_hook;
-		pthread_t t;
-		pthread_create(&t, NULL, status_asker, NULL);
-		if (sem_timedwait(&at_claim, deadline(10)) != 0)
-			return 3;
-		pid_t child = fork();
-		if (child == 0) {
-			for (int i = 0; i < 3; i++)
-				checked_read();
-			exit(report("fork-mid-status child"));
-		}
-		sem_post(&forked);
-		pthread_join(t, NULL);
-		int status = 0;
-		if (child < 0 || waitpid(child, &status, 0) != child || !WIFEXITED(status))
-			return 2;
-		return report("fork-mid-status parent") || WEXITSTATUS(status);
-	}
+	if (strcmp(argv[1], "fork-mid-decision") == 0)
+		return fork_while_held(first_reader, 1000, "fork-mid-decision");
+	if (strcmp(argv[1], "fork-mid-status") == 0)
+		return fork_while_held(status_asker, 3, "fork-mid-status");
 	if (strcmp(argv[1], "threads") == 0) {
 		reads_first();
 		pthread_t t[2];

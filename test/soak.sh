@@ -2,7 +2,8 @@
 # `make soak`: the stress probes for minutes under the shim (about 6 min on 2 CPUs):
 # load with fast re-synchronization for 2 min and with the default settings for 1 min,
 # 10 million ping-pong rounds, migrations for 1 min, the 10 kHz signal test for 1 min,
-# 200 forked children and 20 spawn rounds from a threaded parent; then the trust probes
+# 200 forked children and 20 spawn rounds from a threaded parent, 50 processes whose
+# decision comes while 8 threads read; then the trust probes
 # (about 9 min more). Each probe prints its
 # counts; ends with "soak: N runs, N failed".
 set -u
@@ -45,6 +46,12 @@ for i in $(seq 20); do soak 60 "${fast[@]}" -- spawn; done >"$cache/spawn.log"
 grep -v '^child: loaded=1 active=1 .*violations=0\|: ok$' "$cache/spawn.log"
 echo "spawn: 20 rounds, $(grep -c ': ok$' "$cache/spawn.log") of 60 children clean"
 soak 60 -- sleep 100 20 200
+# The decision due while 8 threads read (at read 500, as a program's thousandth read
+# comes in a running program): 50 processes, each switching from the kernel's values
+# to the counter's under its readers; every thread's values must keep their order.
+for i in $(seq 50); do soak 30 "${fast[@]}" TSCSHIM_DECIDE_AFTER=500 -- load 0.3 8; done >"$cache/due.log"
+grep -v '^load: .*violations=0 ' "$cache/due.log"
+echo "decision due under 8 readers: 50 processes, $(grep -c '^load: .*violations=0 .*active=1' "$cache/due.log") clean and serving"
 
 # The trust probes (test/probe_trust.c) for minutes: crowds of 16, 64 and 1000 threads
 # and a CPU hog beside 8, writers paused, jumped out of and signalled through the hooks

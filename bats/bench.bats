@@ -188,3 +188,21 @@ SH
 	grep -q "pngcairo" "$got/plot.gp"
 	[ "$(awk 'NF == 3' "$got/drift.dat" | wc -l)" -ge 10 ]
 }
+
+@test "bench --startup: every case, the floor and the break-even, and no file left behind" {
+	local tmp="$BATS_TEST_TMPDIR/tmp"
+	mkdir "$tmp"
+	run --separate-stderr env TMPDIR="$tmp" "$TSCSHIM" bench --startup --rounds 3 --library "$SHIM"
+	echo "$output"
+	echo "$stderr"
+	[ "$status" -eq 0 ]
+	for row in "no variable, no clock read" "no variable, one clock read" "no variable, deciding at it" \
+		"TSCSHIM_DISABLE=1, no clock read" "TSCSHIM_DISABLE=1, one clock read" \
+		"machine-wide record, no clock read" "machine-wide record, deciding at it"; do
+		grep -q "^$row  *-\?[0-9-]" <<<"$output" || { echo "missing: $row"; false; }
+	done
+	[[ "$output" == *"floor itself: "*" us per /bin/true, "*" us per /bin/date"* ]]
+	[ "$(grep -c '^break-even: ' <<<"$output")" -eq 2 ]
+	# The record, the cache and their directories are removed.
+	[ -z "$(ls -A "$tmp")" ]
+}

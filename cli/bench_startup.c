@@ -140,16 +140,21 @@ static bool system_record(const char *library, char *path, size_t size, char *di
 	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
-/* The per-call gain, from the record the warm cases use: kernel less counter, in ns. */
-static double gain_ns(const char *cache_path, bool fenced)
+/* The per-call gain, from the first of the files the warm cases used that holds costs
+ * (owned by the owner given): kernel less counter, in ns; 0 when none does. */
+static double gain_ns(const char *const paths[], const uid_t owners[], int n, bool fenced)
 {
 	char buf[CACHE_MAX_SIZE + 1], err[SAFEFILE_PATH_MAX + 160];
 	struct cache_file file;
-	struct safefile_trust mine = {.owner = geteuid(), .max_size = CACHE_MAX_SIZE};
-	if (cache_read(cache_path, &mine, buf, sizeof buf, &file, err, sizeof err) != CACHE_OK || !file.count)
-		return 0;
-	const struct cache_record *r = &file.record[0];
-	return ((double)r->kernel_ps - (double)(fenced ? r->fenced_ps : r->unfenced_ps)) / 1e3;
+	for (int i = 0; i < n; i++) {
+		struct safefile_trust trust = {.owner = owners[i], .max_size = CACHE_MAX_SIZE};
+		if (!paths[i] || cache_read(paths[i], &trust, buf, sizeof buf, &file, err, sizeof err) != CACHE_OK ||
+		    !file.count || !file.record[0].kernel_ps)
+			continue;
+		const struct cache_record *r = &file.record[0];
+		return ((double)r->kernel_ps - (double)(fenced ? r->fenced_ps : r->unfenced_ps)) / 1e3;
+	}
+	return 0;
 }
 
 int bench_startup(const char *library, const char *floor_path, int rounds)
@@ -167,10 +172,13 @@ int bench_startup(const char *library, const char *floor_path, int rounds)
 		fprintf(stderr, "tscshim bench: --startup: %s\n", strerror(errno));
 		return EXIT_USAGE;
 	}
-	char cache[PATH_MAX], cache_setting[PATH_MAX + 16], record[PATH_MAX], record_dir[PATH_MAX] = "";
+	/* The per-user cases set no TSCSHIM_ variable, as a machine-wide install runs: the
+	 * cache is the default one in a runtime directory of our own. */
+	char cache[PATH_MAX], runtime_setting[PATH_MAX + 32], record[PATH_MAX], record_dir[PATH_MAX] = "";
 	char record_setting[PATH_MAX + 32];
-	snprintf(cache, sizeof cache, "%s/cache", cache_dir);
-	snprintf(cache_setting, sizeof cache_setting, "TSCSHIM_CACHE=%s", cache);
+	snprintf(cache, sizeof cache, "%s/tscshim.cache", cache_dir);
+	snprintf(runtime_setting, sizeof runtime_setting, "XDG_RUNTIME_DIR=%s", cache_dir);
+	bool default_record = access(OPTION_SYSTEM_RECORD_DEFAULT, F_OK) == 0;
 	bool have_record = system_record(library, record, sizeof record, record_dir, sizeof record_dir);
 	snprintf(record_setting, sizeof record_setting, "TSCSHIM_SYSTEM_RECORD=%s", record);
 
@@ -183,15 +191,15 @@ int bench_startup(const char *library, const char *floor_path, int rounds)
 		{.name = "machine-wide record, no clock read", .program = "/bin/true"},
 		{.name = "machine-wide record, one clock read", .program = "/bin/date"},
 		{.name = "machine-wide record, deciding at it", .program = "/bin/date"},
-		{.name = "per-user cache, no clock read", .program = "/bin/true"},
-		{.name = "per-user cache, one clock read", .program = "/bin/date"},
-		{.name = "per-user cache, deciding at it", .program = "/bin/date"},
+		{.name = "no variable, no clock read", .program = "/bin/true"},
+		{.name = "no variable, one clock read", .program = "/bin/date"},
+		{.name = "no variable, deciding at it", .program = "/bin/date"},
 		{.name = "TSCSHIM_DISABLE=1, no clock read", .program = "/bin/true"},
 		{.name = "TSCSHIM_DISABLE=1, one clock read", .program = "/bin/date"},
 	};
 	enum { CASES = sizeof cases / sizeof cases[0], RECORD = 2, CACHE = 5, DISABLED = 8 };
 	const char *with_record[] = {record_setting, "TSCSHIM_CACHE=off", NULL, NULL};
-	const char *with_cache[] = {"TSCSHIM_SYSTEM_RECORD=off", cache_setting, NULL, NULL};
+	const char *with_cache[] = {runtime_setting, NULL, NULL, NULL};
 	const char *disabled[] = {"TSCSHIM_DISABLE=1", NULL};
 	for (int i = 0; i < CASES; i++)
 		cases[i].preload = i < RECORD ? floor_path : library;
@@ -200,7 +208,8 @@ int bench_startup(const char *library, const char *floor_path, int rounds)
 		memcpy(cases[CACHE + k].settings, with_cache, sizeof with_cache);
 		cases[RECORD + k].skip = !have_record;
 	}
-	cases[RECORD + 2].settings[2] = cases[CACHE + 2].settings[2] = "TSCSHIM_DECIDE_AFTER=1";
+	cases[RECORD + 2].settings[2] = "TSCSHIM_DECIDE_AFTER=1";
+	cases[CACHE + 2].settings[1] = "TSCSHIM_DECIDE_AFTER=1";
 	for (int i = DISABLED; i < DISABLED + 2; i++)
 		memcpy(cases[i].settings, disabled, sizeof disabled);
 
@@ -229,8 +238,11 @@ int bench_startup(const char *library, const char *floor_path, int rounds)
 		}
 
 	printf("start-up: %d rounds, each case right after the empty object (%s) runs the same program;\n"
-	       "own cost = case - empty, median over rounds; record and cache in %s\n",
-	       rounds, floor_path, temporary_directory());
+	       "own cost = case - empty, median over rounds; \"machine-wide record\": one written for the run and named\n"
+	       "by TSCSHIM_SYSTEM_RECORD; \"no variable\": %s\n",
+	       rounds, floor_path,
+	       default_record ? "the default paths, where " OPTION_SYSTEM_RECORD_DEFAULT " answers"
+			      : "the default per-user cache, in an XDG_RUNTIME_DIR of the run's");
 	printf("%-40s %12s %14s\n", "case", "own cost us", "page faults");
 	double median_own[CASES] = {0};
 	for (int i = 2; i < CASES; i++) {
@@ -251,11 +263,14 @@ int bench_startup(const char *library, const char *floor_path, int rounds)
 	double decision_us = median_own[CACHE + 2] - median_own[CACHE + 1];
 	if (!have_record)
 		printf("(no machine-wide record: run as root, or `sudo tscshim calib --save` first)\n");
-	double fenced = gain_ns(cache, true), unfenced = gain_ns(cache, false);
+	/* The no-variable cases' own file first: the per-user cache, else the default record. */
+	const char *costs_from[] = {cache, OPTION_SYSTEM_RECORD_DEFAULT, have_record ? record : NULL};
+	const uid_t owners[] = {geteuid(), 0, 0};
+	double fenced = gain_ns(costs_from, owners, 3, true), unfenced = gain_ns(costs_from, owners, 3, false);
 	printf("floor itself: %.1f us per /bin/true, %.1f us per /bin/date (median)\n",
 	       median_of(cases[0].wall_us, rounds), median_of(cases[1].wall_us, rounds));
 	if (fenced > 0)
-		printf("break-even: %.0f clock reads (fenced, %.1f ns gained each) pay for one decision from the per-user cache\n"
+		printf("break-even: %.0f clock reads (fenced, %.1f ns gained each) pay for one decision with no variable set\n"
 		       "(%.1f us: deciding at a read less that read without deciding)\n",
 		       decision_us * 1e3 / fenced, fenced, decision_us);
 	else

@@ -16,28 +16,39 @@ setup_file() {
 	[[ "$output" == *"shim fenced:"* ]]
 	[[ "$output" == *"shim unfenced:"* ]]
 	[[ "$output" == *"variant"*"clock"*"mean"*"p50"*"p90"*"p99"*"p99.9"*"max"*"x real"*"x floor"* ]]
-	for clock in monotonic monotonic_raw boottime realtime gettimeofday; do
-		for variant in real syscall shim-fenced shim-unfenced floor-fenced floor-unfenced; do
-			[ "$(printf '%s\n' "$output" | awk -v v="$variant" -v c="$clock" '$1 == v && $2 == c && $3 == "all" && NF == 11' | wc -l)" -eq 1 ]
+	[[ "$output" == *"shim passing: passing through ("* ]]
+	for clock in monotonic monotonic_raw boottime realtime gettimeofday timespec_get monotonic_coarse tai; do
+		for variant in real syscall shim-fenced shim-unfenced shim-passing floor-fenced floor-unfenced; do
+			rows=$(printf '%s\n' "$output" | awk -v v="$variant" -v c="$clock" '$1 == v && $2 == c && $3 == "all" && NF == 11' | wc -l)
+			case "$variant:$clock" in
+			floor-*:monotonic_coarse | floor-*:tai) [ "$rows" -eq 0 ] ;; # no counter stands in for them
+			*) [ "$rows" -eq 1 ] ;;
+			esac
 		done
 	done
+	# The passing rows and the unserved clocks have no floor to compare with.
+	[ "$(printf '%s\n' "$output" | awk '$1 == "shim-passing" && $NF != "-"' | wc -l)" -eq 0 ]
+	[ "$(printf '%s\n' "$output" | awk '$2 == "tai" && $3 == "all" && $NF != "-"' | wc -l)" -eq 0 ]
 }
 
-@test "bench: --json is one valid document with 30 cells, each with its statistics" {
+@test "bench: --json is one valid document with 52 cells, each with its statistics" {
 	run --separate-stderr "$TSCSHIM" bench --calls 640 --json
 	[ "$status" -eq 0 ]
 	python3 -c '
 import json, sys
 d = json.loads(sys.argv[1])
 assert d["command"] == "bench" and d["calls"] == 640 and d["threads"] == 1, d
-assert set(d["shim"]) == {"fenced", "unfenced"}
+assert set(d["shim"]) == {"fenced", "unfenced", "passing"}
 assert d["shim"]["fenced"]["fenced"] is True and d["shim"]["unfenced"]["fenced"] is False, d["shim"]
+assert d["shim"]["passing"]["active"] is False, d["shim"]
 cells = {(r["variant"], r["clock"]) for r in d["results"]}
-assert len(d["results"]) == 30 and len(cells) == 30, len(d["results"])
+assert len(d["results"]) == 52 and len(cells) == 52, len(d["results"])
 for r in d["results"]:
     assert r["thread"] == "all" and r["calls"] == 640, r
     assert 0 < r["p50_ns"] <= r["p90_ns"] <= r["p99_ns"] <= r["p999_ns"] <= r["max_ns"], r
-    assert r["mean_ns"] > 0 and r["ratio_real"] > 0 and r["ratio_floor"] > 0, r
+    assert r["mean_ns"] > 0 and r["ratio_real"] > 0, r
+    unfloored = r["variant"] == "shim-passing" or r["clock"] in ("monotonic_coarse", "tai")
+    assert (r["ratio_floor"] == 0) == unfloored, r
     if r["variant"] == "real": assert r["ratio_real"] == 1, r
 ' "$output"
 }
@@ -64,7 +75,7 @@ assert v["recommendation"].startswith("fenced: ") and "; unfenced: " in v["recom
 import json, sys
 d = json.loads(sys.argv[1])
 assert d["threads"] == 2
-assert len(d["results"]) == 90, len(d["results"])
+assert len(d["results"]) == 156, len(d["results"])
 for v in ("real", "shim-fenced"):
     got = {r["thread"]: r["calls"] for r in d["results"] if r["variant"] == v and r["clock"] == "monotonic"}
     assert got == {0: 640, 1: 640, "all": 1280}, got
@@ -75,7 +86,7 @@ for v in ("real", "shim-fenced"):
 	run --separate-stderr "$TSCSHIM" bench --calls 640 --csv
 	[ "$status" -eq 0 ]
 	[ "${lines[0]}" = "variant,clock,thread,calls,mean_ns,p50_ns,p90_ns,p99_ns,p999_ns,max_ns,ratio_real,ratio_floor" ]
-	[ "${#lines[@]}" -eq 31 ]
+	[ "${#lines[@]}" -eq 53 ]
 	[ "$(printf '%s\n' "$output" | awk -F, 'NF != 12' | wc -l)" -eq 0 ]
 }
 
@@ -177,10 +188,13 @@ SH
 	[ -e "$BATS_TEST_TMPDIR/b.svg" ]
 	got="$BATS_TEST_TMPDIR/got"
 	grep -q "^set terminal svg" "$got/plot.gp"
-	[ "$(grep -c '^plot for' "$got/plot.gp")" -eq 5 ]
-	for clock in monotonic monotonic_raw boottime realtime gettimeofday; do
-		[ "$(head -1 "$got/$clock.dat")" = "fraction real syscall shim-fenced shim-unfenced floor-fenced floor-unfenced" ]
+	[ "$(grep -c '^plot for' "$got/plot.gp")" -eq 8 ]
+	for clock in monotonic monotonic_raw boottime realtime gettimeofday timespec_get; do
+		[ "$(head -1 "$got/$clock.dat")" = "fraction real syscall shim-fenced shim-unfenced shim-passing floor-fenced floor-unfenced" ]
 		[ "$(wc -l <"$got/$clock.dat")" -eq 202 ]
+	done
+	for clock in monotonic_coarse tai; do
+		[ "$(head -1 "$got/$clock.dat")" = "fraction real syscall shim-fenced shim-unfenced shim-passing" ]
 	done
 	PATH="$BATS_TEST_TMPDIR/bin:$PATH" run --separate-stderr "$TSCSHIM" bench --drift 0.2 --plot "$BATS_TEST_TMPDIR/d.png"
 	[ "$status" -eq 0 ]

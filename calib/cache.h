@@ -26,6 +26,7 @@
  *   fenced_ps=<the same for the shim's counter path, ordered reads>
  *   unfenced_ps=<the same, unfenced reads>
  *   cost_build=<decimal u64: the shim build that measured the four costs, 0 = none>
+ *   fenced_rdtscp=<0 or 1: the ordered read fenced_ps is of, lfence; rdtsc or rdtscp>
  *   checksum=<16 lowercase hex digits: FNV-1a 64 over every byte before this line>
  *
  * Decimals are digits only, without sign or leading zeros. Anything else (another order,
@@ -49,8 +50,8 @@
 #include <sys/types.h>
 #include <stdint.h>
 
-#define CACHE_FORMAT_VERSION 5 /* 3: the benefit gate's costs; 4: the build they are of;
-				* 5: whether the counter is invariant */
+#define CACHE_FORMAT_VERSION 6 /* 3: the benefit gate's costs; 4: the build they are of;
+				* 5: whether the counter is invariant; 6: which ordered read */
 #define CACHE_MAX_SIZE 4096 /* bytes; a larger file is not ours */
 #define CACHE_RECORDS_MAX 4
 
@@ -76,6 +77,8 @@ struct cache_record {
 	/* The shim build that measured them (shim_build_id()): another build's hot path
 	 * costs something else, so its figures are not used. 0 = none. */
 	uint64_t cost_build;
+	/* 1: the ordered read measured cheaper is rdtscp (fenced_ps is its cost); 0: lfence. */
+	uint32_t fenced_rdtscp;
 };
 
 /* Costs above this (1 ms a call) are not a clock read: the field is out of range. */

@@ -71,6 +71,20 @@ struct split_conversion {
 int split_conversion_from(struct split_conversion *out, uint64_t base, const struct conversion *c,
 			  uint64_t max_delta);
 
+/* The last step of split_conversion_apply: a base's seconds and nanoseconds plus what
+ * the multiply-shift gave, normalized into *ts (the shim's hot path computes the parts
+ * itself, each as late as it can). */
+static inline void split_conversion_store(uint64_t sec, uint64_t nsec, struct timespec *ts)
+{
+	/* Rare: a base near the end of its second, or a long segment. */
+	if (__builtin_expect(nsec >= NSEC_PER_SEC, 0)) {
+		sec += nsec / NSEC_PER_SEC;
+		nsec %= NSEC_PER_SEC;
+	}
+	ts->tv_sec = (time_t)sec;
+	ts->tv_nsec = (long)nsec;
+}
+
 static inline void split_conversion_apply(const struct split_conversion *s, uint64_t delta,
 					  struct timespec *ts)
 {
@@ -81,15 +95,7 @@ static inline void split_conversion_apply(const struct split_conversion *s, uint
 		delta <<= s->pre_shift;
 	}
 	uint64_t high = (uint64_t)(((unsigned __int128)delta * s->mult) >> 64);
-	uint64_t nsec = s->base_nsec + (high >> s->post_shift);
-	uint64_t sec = s->base_sec;
-	/* Rare: a base near the end of its second, or a long segment. */
-	if (__builtin_expect(nsec >= NSEC_PER_SEC, 0)) {
-		sec += nsec / NSEC_PER_SEC;
-		nsec %= NSEC_PER_SEC;
-	}
-	ts->tv_sec = (time_t)sec;
-	ts->tv_nsec = (long)nsec;
+	split_conversion_store(s->base_sec, s->base_nsec + (high >> s->post_shift), ts);
 }
 
 #endif

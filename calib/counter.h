@@ -19,17 +19,43 @@ static inline uint64_t counter_read_unfenced(void)
 	return ((uint64_t)hi << 32) | lo;
 }
 
-/* Ordered after every earlier load and instruction (the kernel's rdtsc_ordered()).
- * lfence rather than rdtscp: lfence is dispatch-serializing on AMD under Linux and on
- * Intel, every x86-64 CPU has it (some KVM guests lack rdtscp), and where rdtscp exists
- * it measured no cheaper (AMD EPYC guest: 28.85 against 28.48 ns,
- * doc/evidence/EVIDENCE.md).
+/* Ordered after every earlier load and instruction (the kernel's rdtsc_ordered()), with
+ * lfence: dispatch-serializing on AMD under Linux and on Intel, and present on every
+ * x86-64 CPU (some KVM guests lack rdtscp). The estimator and the timers use this one;
+ * the served path takes whichever ordered read this CPU runs cheaper (counter_read_as).
  * mfence and lock-prefixed instructions do not hold rdtsc back on AMD. */
 static inline uint64_t counter_read_ordered(void)
 {
 	uint32_t lo, hi;
 	__asm__ __volatile__("lfence\n\trdtsc" : "=a"(lo), "=d"(hi) : : "memory");
 	return ((uint64_t)hi << 32) | lo;
+}
+
+/* Ordered as counter_read_ordered() (rdtscp waits for every earlier instruction and
+ * load), in one instruction; it also writes the CPU's TSC_AUX into ecx. Only where CPUID
+ * says the CPU has it (counter_has_rdtscp): elsewhere it faults. Which of the two is
+ * cheaper is a property of the CPU, not of the vendor: measured (shim/cost.c). */
+static inline uint64_t counter_read_rdtscp(void)
+{
+	uint32_t lo, hi, aux;
+	__asm__ __volatile__("rdtscp" : "=a"(lo), "=d"(hi), "=c"(aux) : : "memory");
+	return ((uint64_t)hi << 32) | lo;
+}
+
+/* How the served path reads the counter: one byte of the published configuration. */
+enum counter_read {
+	COUNTER_READ_UNFENCED, /* rdtsc: order within each thread only */
+	COUNTER_READ_LFENCE,   /* lfence; rdtsc */
+	COUNTER_READ_RDTSCP,   /* rdtscp */
+};
+
+static inline __attribute__((always_inline)) uint64_t counter_read_as(enum counter_read how)
+{
+	if (how == COUNTER_READ_LFENCE)
+		return counter_read_ordered();
+	if (how == COUNTER_READ_RDTSCP)
+		return counter_read_rdtscp();
+	return counter_read_unfenced();
 }
 
 /* Ordered both ways: nothing later starts before the read is taken. The estimator needs
@@ -70,7 +96,7 @@ static inline void cpu_relax(void)
 struct counter_identity {
 	bool present;       /* the counter instruction exists */
 	bool invariant;     /* constant rate across P-, C- and T-states */
-	bool ordered_read;  /* rdtscp available (information only: we fence with lfence) */
+	bool ordered_read;  /* rdtscp available */
 	bool hypervisor;    /* running under a hypervisor */
 	uint32_t signature; /* family/model/stepping word, part of the cache key */
 	char vendor[13];
@@ -83,5 +109,9 @@ void counter_identify(struct counter_identity *out);
  * empty). Each CPUID is a VM exit under a hypervisor (about 9 us on our KVM guests), so
  * the shim's start-up asks three leaves instead of eight. */
 void counter_identify_basic(struct counter_identity *out);
+
+/* Whether the CPU has rdtscp: one CPUID leaf, asked only where the ordered reads are
+ * measured (a VM exit under a hypervisor, so never on a path every process runs). */
+bool counter_has_rdtscp(void);
 
 #endif

@@ -44,10 +44,7 @@ void counter_identify(struct counter_identity *out)
 	 * the highest basic leaf's data on Intel, i.e. garbage. */
 	__cpuid(LEAF_EXT_MAX, a, b, c, d);
 	unsigned ext_max = a;
-	if (ext_max >= LEAF_EXT_FEATURES) {
-		__cpuid(LEAF_EXT_FEATURES, a, b, c, d);
-		out->ordered_read = (d >> 27) & 1;
-	}
+	out->ordered_read = ext_max >= LEAF_EXT_FEATURES && counter_has_rdtscp();
 	if (ext_max >= LEAF_POWER_MGMT) {
 		__cpuid(LEAF_POWER_MGMT, a, b, c, d);
 		out->invariant = (d >> 8) & 1;
@@ -77,4 +74,14 @@ void counter_identify_basic(struct counter_identity *out)
 		__cpuid(LEAF_POWER_MGMT, a, b, c, d);
 		out->invariant = (d >> 8) & 1;
 	}
+}
+
+bool counter_has_rdtscp(void)
+{
+	unsigned a, b, c, d;
+	__cpuid(LEAF_EXT_MAX, a, b, c, d);
+	if (a < LEAF_EXT_FEATURES)
+		return false;
+	__cpuid(LEAF_EXT_FEATURES, a, b, c, d);
+	return (d >> 27) & 1;
 }

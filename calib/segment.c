@@ -239,13 +239,18 @@ uint64_t line_kernel_read_value(const struct line *l, int k, uint64_t mono_value
 		       relative_rate(l, k));
 }
 
-/* Each track's read form for deltas 0..max_delta; false if one cannot cover them. */
-static bool split_segment(const struct segment *s, uint64_t max_delta, struct split_conversion *out)
+/* Each track's range [from, from + span) of segment s in read form; false if a form
+ * cannot cover it. */
+static bool split_segment(const struct segment *s, uint64_t from, uint64_t span, struct read_range *out)
 {
 	for (int k = 0; k < TRACKS; k++) {
 		struct conversion c = {.mult = s->clk[k].mult, .shift = (uint32_t)s->clk[k].shift};
-		if (split_conversion_from(&out[k], s->clk[k].base, &c, max_delta) != 0)
+		uint64_t max_delta = from - s->start + (span ? span - 1 : 0);
+		if (split_conversion_from(&out[k].form, s->clk[k].base, &c, max_delta) != 0)
 			return false;
+		out[k].from = from;
+		out[k].span = span;
+		out[k].start = s->start;
 	}
 	return true;
 }
@@ -255,9 +260,11 @@ void line_seal(struct line *l, struct line_forms *forms)
 	const struct segment *prev = &l->prev;
 	memset(forms, 0, sizeof *forms);
 	/* The hot path serves cur for counter values in [cur.start, expiry). */
-	uint64_t cur_range = l->expiry > l->cur.start ? l->expiry - l->cur.start - 1 : 0;
-	if (!split_segment(&l->cur, cur_range, forms->cur))
+	uint64_t cur_span = l->expiry > l->cur.start ? l->expiry - l->cur.start : 0;
+	if (!split_segment(&l->cur, l->cur.start, cur_span, forms->cur)) {
 		line_stop(l);
+		memset(forms, 0, sizeof *forms);
+	}
 	l->prev_direct_from = l->cur.start;
 	if (!l->active || prev->start >= l->cur.start || l->cur.start > prev->until)
 		return;
@@ -267,8 +274,10 @@ void line_seal(struct line *l, struct line_forms *forms)
 		if (l->prev_floor[k] > segment_value(prev, k, prev->start))
 			return;
 	/* ...and prev serves [prev.start, cur.start) in line. */
-	if (!split_segment(prev, l->cur.start - prev->start - 1, forms->prev))
+	if (!split_segment(prev, prev->start, l->cur.start - prev->start, forms->prev)) {
+		memset(forms->prev, 0, sizeof forms->prev);
 		return;
+	}
 	l->prev_direct_from = prev->start;
 }
 

@@ -95,12 +95,26 @@ static inline uint64_t line_value(const struct line *l, int k, uint64_t t)
 	return v > l->prev_floor[k] ? v : l->prev_floor[k];
 }
 
-/* What the hot path reads besides the line: each track's map in read form (calib/
- * convert.h), for cur and prev. Derived, so kept out of struct line: the plans and the
- * slow path's copies never carry it; only a published slot does. */
+/* One range of counter values the hot path serves in line, with its read form (calib/
+ * convert.h): a value t with t - from < span is served as form applied to t - start.
+ * span 0 serves nothing (every read takes the slow path). A cache line each, so that a
+ * read touches one line of its slot besides the state, and finds in it all it needs
+ * from one address. */
+struct read_range {
+	_Alignas(64) uint64_t from;
+	uint64_t span;
+	uint64_t start;
+	struct split_conversion form;
+};
+_Static_assert(sizeof(struct read_range) == 64, "a read range fills its cache line");
+
+/* What the hot path reads instead of the line: each track's range in read form, for cur
+ * ([cur.start, expiry)) and prev ([prev_direct_from, cur.start), where prev serves as it
+ * is). Derived, so kept out of struct line: the plans and the slow path's copies never
+ * carry it; only a published slot does. */
 struct line_forms {
-	struct split_conversion cur[TRACKS];
-	struct split_conversion prev[TRACKS];
+	struct read_range cur[TRACKS];
+	struct read_range prev[TRACKS];
 };
 
 /* The last step before a line is published: derives the read forms for the ranges the

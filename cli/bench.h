@@ -12,10 +12,20 @@
 
 /* What is timed. The shim variants run in a child with the shim preloaded; the others in
  * the command itself, which is not preloaded. */
-enum bench_variant { V_REAL, V_SYSCALL, V_SHIM_FENCED, V_SHIM_UNFENCED, V_FLOOR_FENCED,
-		     V_FLOOR_UNFENCED, BENCH_VARIANTS };
+enum bench_variant { V_REAL, V_SYSCALL, V_SHIM_FENCED, V_SHIM_UNFENCED, V_SHIM_PASSING,
+		     V_FLOOR_FENCED, V_FLOOR_UNFENCED, BENCH_VARIANTS };
+/* The served clocks and entry points, then two clocks the shim does not serve (their
+ * rows show what the shim costs a call it passes through while it serves others). */
 enum bench_clock { C_MONOTONIC, C_MONOTONIC_RAW, C_BOOTTIME, C_REALTIME, C_GETTIMEOFDAY,
-		   BENCH_CLOCKS };
+		   C_TIMESPEC_GET, C_MONOTONIC_COARSE, C_TAI, BENCH_CLOCKS };
+
+/* The shim's children: served fenced, served unfenced, and decided to pass through (with
+ * the default settings but a margin no counter meets: the benefit gate's pass-through). */
+enum bench_child { CHILD_UNFENCED, CHILD_FENCED, CHILD_PASSING, BENCH_CHILDREN };
+
+/* Whether a variant has a row for a clock: the floor only where a counter read stands in
+ * for the clock. */
+bool bench_measures(int variant, int clock);
 
 extern const char *const bench_variant_names[BENCH_VARIANTS];
 extern const char *const bench_clock_names[BENCH_CLOCKS];
@@ -59,10 +69,17 @@ int command_bench_worker(int argc, char **argv);
 int bench_timing_setup(void);
 double bench_ticks_to_ns(uint64_t ticks);
 
-/* libc's own clock_gettime and gettimeofday (never the shim's). NULL if not found. */
+/* libc's own clock_gettime, gettimeofday and timespec_get (never the shim's). NULL if
+ * not found. */
 typedef int bench_cgt_fn(int, struct timespec *);
 typedef int bench_gtod_fn(struct timeval *, void *);
-void bench_real_functions(bench_cgt_fn **cgt, bench_gtod_fn **gtod);
+typedef int bench_tsg_fn(struct timespec *, int);
+struct bench_real {
+	bench_cgt_fn *clock_gettime;
+	bench_gtod_fn *gettimeofday;
+	bench_tsg_fn *timespec_get;
+};
+void bench_real_functions(struct bench_real *out);
 
 /* The library the workers preload (cli_find_library); -1 after one line on stderr. */
 int bench_find_library(const char *explicit_path);
@@ -71,9 +88,10 @@ int bench_find_library(const char *explicit_path);
  * floor_path (NULL: libtscshim-floor.so beside the library), over `rounds` rounds. */
 int bench_startup_with(const char *floor_path, int rounds);
 int bench_startup(const char *library, const char *floor_path, int rounds);
-/* Starts `tscshim __bench-worker ARGS...` with the shim preloaded and TSCSHIM_FENCE set to
- * fence (0 or 1; -1 leaves it), its stdout on *out. Returns 0, or -1 after one line. */
-int bench_spawn_worker(char *const *args, int fence, FILE **out, int *pid);
+/* Starts `tscshim __bench-worker ARGS...` with the shim preloaded, set up as `child` says
+ * (-1: the user's settings, serving forced), its stdout on *out. Returns 0, or -1 after
+ * one line. */
+int bench_spawn_worker(char *const *args, int child, FILE **out, int *pid);
 /* Waits for the worker; 0 if it exited with status 0, else -1 after one line. */
 int bench_wait_worker(int pid);
 

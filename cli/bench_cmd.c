@@ -21,7 +21,7 @@
 struct results {
 	int threads;
 	struct bench_cell *cells; /* [variant][clock][thread + 1] */
-	struct shim_status_line shim[2]; /* [0] unfenced child, [1] fenced child */
+	struct shim_status_line shim[BENCH_CHILDREN]; /* [enum bench_child] */
 };
 
 static struct bench_cell *cell_at(struct results *r, int variant, int clock, int thread)
@@ -57,7 +57,12 @@ static int parse_cell_line(char *line, struct results *r)
 	return 0;
 }
 
-/* One shim variant in a child: fenced or unfenced, as TSCSHIM_FENCE tells the shim. */
+static int child_of(int variant)
+{
+	return variant == V_SHIM_FENCED ? CHILD_FENCED : variant == V_SHIM_UNFENCED ? CHILD_UNFENCED : CHILD_PASSING;
+}
+
+/* One shim variant in a child: served fenced or unfenced, or passing through. */
 static int run_child(int variant, const struct bench_work *w, struct results *r)
 {
 	char v[16], calls[32], threads[16];
@@ -65,17 +70,17 @@ static int run_child(int variant, const struct bench_work *w, struct results *r)
 	snprintf(calls, sizeof calls, "%ld", w->calls);
 	snprintf(threads, sizeof threads, "%d", w->threads);
 	char *args[] = {"cells", v, calls, threads, NULL};
-	int fenced = variant == V_SHIM_FENCED;
+	int child = child_of(variant);
 	FILE *in;
 	int pid;
-	if (bench_spawn_worker(args, fenced, &in, &pid) != 0)
+	if (bench_spawn_worker(args, child, &in, &pid) != 0)
 		return -1;
 	char *line = NULL;
 	size_t size = 0;
 	int bad = 0, got_status = 0;
 	while (getline(&line, &size, in) > 0) {
 		if (strncmp(line, "shim ", 5) == 0)
-			got_status = shim_status_parse(line, &r->shim[fenced]) == 0;
+			got_status = shim_status_parse(line, &r->shim[child]) == 0;
 		else if (parse_cell_line(line, r) != 0)
 			bad = 1;
 	}
@@ -98,8 +103,12 @@ static double ratio_real(struct results *r, int v, int c, int t)
 	return base > 0 ? cell_at(r, v, c, t)->p50 / base : 0;
 }
 
+/* 0 where no floor applies: a clock the counter does not stand in for, or the shim
+ * passing through (its reference is the real function). */
 static double ratio_floor(struct results *r, int v, int c, int t)
 {
+	if (v == V_SHIM_PASSING || !bench_measures(V_FLOOR_FENCED, c))
+		return 0;
 	int f = v == V_SHIM_UNFENCED || v == V_FLOOR_UNFENCED ? V_FLOOR_UNFENCED : V_FLOOR_FENCED;
 	double base = cell_at(r, f, c, t)->p50;
 	return base > 0 ? cell_at(r, v, c, t)->p50 / base : 0;
@@ -155,9 +164,13 @@ static void table_row(struct results *r, int v, int c, int t, const struct bench
 	(void)ctx;
 	char tn[16];
 	thread_name(tn, sizeof tn, t);
-	printf("%-14s %-14s %-3s %9.2f %9.2f %9.2f %9.2f %9.2f %10.1f %7.2f %7.2f\n", bench_variant_names[v],
+	char floor[16] = "-";
+	double rf = ratio_floor(r, v, c, t);
+	if (rf > 0)
+		snprintf(floor, sizeof floor, "%.2f", rf);
+	printf("%-14s %-16s %-3s %9.2f %9.2f %9.2f %9.2f %9.2f %10.1f %7.2f %7s\n", bench_variant_names[v],
 	       bench_clock_names[c], tn, x->mean, x->p50, x->p90, x->p99, x->p999, x->max,
-	       ratio_real(r, v, c, t), ratio_floor(r, v, c, t));
+	       ratio_real(r, v, c, t), floor);
 }
 
 static void csv_row(struct results *r, int v, int c, int t, const struct bench_cell *x, void *ctx)
@@ -192,14 +205,18 @@ static void print_table(struct results *r, const struct bench_work *w)
 {
 	printf("tscshim bench: %ld calls per clock and thread, %d thread(s), timed in batches of 64 calls\n",
 	       w->calls, w->threads);
-	for (int f = 1; f >= 0; f--)
+	for (int f = CHILD_FENCED; f >= CHILD_UNFENCED; f--)
 		printf("shim %-8s %s%s%s\n", f ? "fenced:" : "unfenced:",
 		       r->shim[f].active ? "active, serving from the TSC" : "NOT ACTIVE, calls pass through (",
 		       r->shim[f].active ? "" : r->shim[f].reason, r->shim[f].active ? "" : ")");
-	printf("%-14s %-14s %-3s %9s %9s %9s %9s %9s %10s %7s %7s\n", "variant", "clock", "thr", "mean",
+	const struct shim_status_line *p = &r->shim[CHILD_PASSING];
+	printf("shim passing: %s%s%s\n", p->active ? "SERVING, not passing through (" : "passing through (",
+	       p->reason, ")");
+	printf("%-14s %-16s %-3s %9s %9s %9s %9s %9s %10s %7s %7s\n", "variant", "clock", "thr", "mean",
 	       "p50", "p90", "p99", "p99.9", "max", "x real", "x floor");
 	each_cell(r, table_row, NULL);
-	printf("ns per call; x real, x floor: p50 over the real function's, over the floor's p50\n");
+	printf("ns per call; x real, x floor: p50 over the real function's, over the floor's p50 (- none: the\n"
+	       "shim passing through, or a clock the shim does not serve, where its rows are pass-through too)\n");
 	const char *kernel_path;
 	char recommendation[512];
 	verdict_text(r, &kernel_path, recommendation, sizeof recommendation);
@@ -226,9 +243,11 @@ static void print_json(struct results *r, const struct bench_work *w)
 {
 	printf("{\"command\": \"bench\", \"calls\": %ld, \"threads\": %d, \"batch\": 64,\n", w->calls, w->threads);
 	printf(" \"shim\": {\"fenced\": ");
-	print_shim_json(&r->shim[1]);
+	print_shim_json(&r->shim[CHILD_FENCED]);
 	printf(", \"unfenced\": ");
-	print_shim_json(&r->shim[0]);
+	print_shim_json(&r->shim[CHILD_UNFENCED]);
+	printf(", \"passing\": ");
+	print_shim_json(&r->shim[CHILD_PASSING]);
 	printf("},\n \"results\": [");
 	const char *sep = "\n";
 	each_cell(r, json_row, &sep);
@@ -258,7 +277,7 @@ static void plot(struct results *r, const char *file, const char *terminal)
 		return;
 	}
 	plot_header(s, terminal, file, "");
-	fprintf(s, "set multiplot layout 2,3 title 'tscshim bench: per-call latency CDF (batch means, all threads)'\n"
+	fprintf(s, "set multiplot layout 3,3 title 'tscshim bench: per-call latency CDF (batch means, all threads)'\n"
 		   "set logscale x\nset xlabel 'ns per call'\nset ylabel 'fraction'\n");
 	for (int c = 0; c < BENCH_CLOCKS; c++) {
 		snprintf(path, sizeof path, "%s/%s.dat", dir, bench_clock_names[c]);
@@ -266,18 +285,23 @@ static void plot(struct results *r, const char *file, const char *terminal)
 		if (!d)
 			continue;
 		fprintf(d, "fraction");
+		int columns = 0;
 		for (int v = 0; v < BENCH_VARIANTS; v++)
-			fprintf(d, " %s", bench_variant_names[v]);
+			if (bench_measures(v, c)) {
+				fprintf(d, " %s", bench_variant_names[v]);
+				columns++;
+			}
 		fputc('\n', d);
 		for (int i = 0; i < BENCH_QUANTILES; i++) {
 			fprintf(d, "%.4f", (double)i / (BENCH_QUANTILES - 1));
 			for (int v = 0; v < BENCH_VARIANTS; v++)
-				fprintf(d, " %.3f", cell_at(r, v, c, -1)->q[i]);
+				if (bench_measures(v, c))
+					fprintf(d, " %.3f", cell_at(r, v, c, -1)->q[i]);
 			fputc('\n', d);
 		}
 		fclose(d);
 		fprintf(s, "set title '%s' noenhanced\nplot for [i=2:%d] '%s' using i:1 with lines title columnheader(i)\n",
-			bench_clock_names[c], BENCH_VARIANTS + 1, path);
+			bench_clock_names[c], columns + 1, path);
 	}
 	fprintf(s, "unset multiplot\n");
 	fclose(s);
@@ -410,11 +434,12 @@ int command_bench(int argc, char **argv)
 	}
 	/* In the order of the table; the shim's children in between keep neighbours apart. */
 	static const int order[] = {V_REAL, V_SYSCALL, V_SHIM_FENCED, V_SHIM_UNFENCED, V_FLOOR_FENCED,
-				    V_FLOOR_UNFENCED};
+				    V_SHIM_PASSING, V_FLOOR_UNFENCED};
+	_Static_assert(sizeof order / sizeof order[0] == BENCH_VARIANTS, "every variant runs");
 	for (size_t k = 0; k < sizeof order / sizeof order[0]; k++) {
 		int v = order[k];
-		int rc = v == V_SHIM_FENCED || v == V_SHIM_UNFENCED ? run_child(v, &w, &r)
-								     : bench_run_variant(v, &w, store_cell, &r);
+		bool child = v == V_SHIM_FENCED || v == V_SHIM_UNFENCED || v == V_SHIM_PASSING;
+		int rc = child ? run_child(v, &w, &r) : bench_run_variant(v, &w, store_cell, &r);
 		if (rc != 0) {
 			free(r.cells);
 			return 1;
@@ -426,10 +451,13 @@ int command_bench(int argc, char **argv)
 		print_csv(&r);
 	else
 		print_table(&r, &w);
-	for (int f = 0; f < 2; f++)
+	for (int f = CHILD_UNFENCED; f <= CHILD_FENCED; f++)
 		if (!r.shim[f].active)
 			fprintf(stderr, "tscshim bench: WARNING: the shim (%s) was not active, its rows measure pass-through: %s\n",
 				f ? "fenced" : "unfenced", r.shim[f].reason);
+	if (r.shim[CHILD_PASSING].active)
+		fprintf(stderr, "tscshim bench: WARNING: the passing shim served, its rows measure the counter: %s\n",
+			r.shim[CHILD_PASSING].reason);
 	if (plot_file && plot_available("bench"))
 		plot(&r, plot_file, terminal);
 	free(r.cells);

@@ -17,11 +17,14 @@
 
 enum { BATCH = 64 };
 
-static const clockid_t clock_ids[BENCH_CLOCKS] = {CLOCK_MONOTONIC, CLOCK_MONOTONIC_RAW,
-						   CLOCK_BOOTTIME, CLOCK_REALTIME, CLOCK_REALTIME};
+static const clockid_t clock_ids[BENCH_CLOCKS] = {
+	[C_MONOTONIC] = CLOCK_MONOTONIC, [C_MONOTONIC_RAW] = CLOCK_MONOTONIC_RAW,
+	[C_BOOTTIME] = CLOCK_BOOTTIME,   [C_REALTIME] = CLOCK_REALTIME,
+	[C_GETTIMEOFDAY] = CLOCK_REALTIME, [C_TIMESPEC_GET] = CLOCK_REALTIME,
+	[C_MONOTONIC_COARSE] = CLOCK_MONOTONIC_COARSE, [C_TAI] = CLOCK_TAI,
+};
 
-static bench_cgt_fn *real_cgt;
-static bench_gtod_fn *real_gtod;
+static struct bench_real real;
 /* One batch loop per call expression: a switch inside the timed loop would be timed too. */
 #define BATCHES(CALL, FIELD)                                                             \
 	for (long b = 0; b < batches; b++) {                                             \
@@ -42,18 +45,29 @@ static void run_batches(int variant, int clock, long batches, double *out)
 	bool fenced = variant == V_FLOOR_FENCED;
 	if (clock == C_GETTIMEOFDAY) {
 		switch (variant) {
-		case V_REAL: BATCHES(real_gtod(&tv, NULL), tv.tv_usec); break;
+		case V_REAL: BATCHES(real.gettimeofday(&tv, NULL), tv.tv_usec); break;
 		case V_SYSCALL: BATCHES(syscall(SYS_gettimeofday, &tv, NULL), tv.tv_usec); break;
 		case V_SHIM_FENCED:
-		case V_SHIM_UNFENCED: BATCHES(gettimeofday(&tv, NULL), tv.tv_usec); break;
+		case V_SHIM_UNFENCED:
+		case V_SHIM_PASSING: BATCHES(gettimeofday(&tv, NULL), tv.tv_usec); break;
 		default: BATCHES(floor_read_tv(&tv, fenced), tv.tv_usec); break;
+		}
+	} else if (clock == C_TIMESPEC_GET) {
+		switch (variant) {
+		case V_REAL: BATCHES(real.timespec_get(&ts, TIME_UTC), ts.tv_nsec); break;
+		case V_SYSCALL: BATCHES(kernel_clock_gettime(id, &ts), ts.tv_nsec); break;
+		case V_SHIM_FENCED:
+		case V_SHIM_UNFENCED:
+		case V_SHIM_PASSING: BATCHES(timespec_get(&ts, TIME_UTC), ts.tv_nsec); break;
+		default: BATCHES(floor_read(&ts, fenced), ts.tv_nsec); break;
 		}
 	} else {
 		switch (variant) {
-		case V_REAL: BATCHES(real_cgt(id, &ts), ts.tv_nsec); break;
+		case V_REAL: BATCHES(real.clock_gettime(id, &ts), ts.tv_nsec); break;
 		case V_SYSCALL: BATCHES(kernel_clock_gettime(id, &ts), ts.tv_nsec); break;
 		case V_SHIM_FENCED:
-		case V_SHIM_UNFENCED: BATCHES(clock_gettime(id, &ts), ts.tv_nsec); break;
+		case V_SHIM_UNFENCED:
+		case V_SHIM_PASSING: BATCHES(clock_gettime(id, &ts), ts.tv_nsec); break;
 		default: BATCHES(floor_read(&ts, fenced), ts.tv_nsec); break;
 		}
 	}
@@ -126,9 +140,9 @@ static int setup(void)
 {
 	if (setup_done)
 		return 0;
-	bench_real_functions(&real_cgt, &real_gtod);
-	if (!real_cgt || !real_gtod) {
-		fprintf(stderr, "tscshim bench: cannot find libc's clock_gettime and gettimeofday\n");
+	bench_real_functions(&real);
+	if (!real.clock_gettime || !real.gettimeofday || !real.timespec_get) {
+		fprintf(stderr, "tscshim bench: cannot find libc's clock_gettime, gettimeofday and timespec_get\n");
 		return -1;
 	}
 	if (bench_timing_setup() != 0)
@@ -155,6 +169,8 @@ int bench_run_variant(int variant, const struct bench_work *w, bench_emit_fn *em
 	}
 	int rc = 0;
 	for (int clock = 0; clock < BENCH_CLOCKS && rc == 0; clock++) {
+		if (!bench_measures(variant, clock))
+			continue;
 		for (int t = 0; t < w->threads; t++)
 			jobs[t] = (struct thread_job){.variant = variant, .clock = clock, .batches = batches,
 						      .samples = all + per_thread * (size_t)t};

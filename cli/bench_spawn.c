@@ -32,7 +32,28 @@ int bench_find_library(const char *explicit_path)
 	return cli_find_library("bench", explicit_path, library, sizeof library);
 }
 
-int bench_spawn_worker(char *const *args, int fence, FILE **out, int *pid)
+/* The child's settings, in the child (one thread: setenv is safe there). */
+static int set_child_environment(int child)
+{
+	if (cli_set_preload(library) != 0)
+		return -1;
+	switch (child) {
+	case CHILD_PASSING:
+		/* The benefit gate's pass-through: it measures, and no counter is 99% cheaper. */
+		return unsetenv("TSCSHIM_SERVE") | setenv("TSCSHIM_MIN_GAIN_PCT", "99", 1);
+	case CHILD_FENCED:
+	case CHILD_UNFENCED:
+		if (setenv("TSCSHIM_FENCE", child == CHILD_FENCED ? "1" : "0", 1) != 0)
+			return -1;
+		/* fall through */
+	default:
+		/* The counter path is what the shim rows measure: serving is forced unless the
+		 * user chose otherwise; the verdict line says where it pays. */
+		return setenv("TSCSHIM_SERVE", "always", 0);
+	}
+}
+
+int bench_spawn_worker(char *const *args, int child_kind, FILE **out, int *pid)
 {
 	char self[PATH_MAX];
 	if (!library[0] && bench_find_library(NULL) != 0)
@@ -54,12 +75,8 @@ int bench_spawn_worker(char *const *args, int fence, FILE **out, int *pid)
 		return -1;
 	}
 	if (child == 0) {
-		/* This process has one thread here, so setenv after fork is safe. The counter
-		 * path is what the shim rows measure: serving is forced (TSCSHIM_SERVE=always)
-		 * unless the user chose otherwise; the verdict line says where it pays. */
 		dup2(fds[1], STDOUT_FILENO);
-		if (cli_set_preload(library) != 0 || setenv("TSCSHIM_SERVE", "always", 0) != 0 ||
-		    (fence >= 0 && setenv("TSCSHIM_FENCE", fence ? "1" : "0", 1) != 0))
+		if (set_child_environment(child_kind) != 0)
 			_exit(126);
 		char *argv[8] = {self, "__bench-worker"};
 		for (int k = 0; k < 5 && args[k]; k++)

@@ -10,9 +10,16 @@
 #include <dlfcn.h>
 
 const char *const bench_variant_names[BENCH_VARIANTS] = {
-	"real", "syscall", "shim-fenced", "shim-unfenced", "floor-fenced", "floor-unfenced"};
+	"real", "syscall", "shim-fenced", "shim-unfenced", "shim-passing", "floor-fenced", "floor-unfenced"};
 const char *const bench_clock_names[BENCH_CLOCKS] = {
-	"monotonic", "monotonic_raw", "boottime", "realtime", "gettimeofday"};
+	"monotonic", "monotonic_raw", "boottime", "realtime", "gettimeofday", "timespec_get",
+	"monotonic_coarse", "tai"};
+
+bool bench_measures(int variant, int clock)
+{
+	bool floor = variant == V_FLOOR_FENCED || variant == V_FLOOR_UNFENCED;
+	return !floor || (clock != C_MONOTONIC_COARSE && clock != C_TAI);
+}
 
 void bench_summarize(double *v, size_t n, struct bench_cell *out)
 {
@@ -61,9 +68,10 @@ double bench_ticks_to_ns(uint64_t ticks)
 }
 
 /* dlsym(RTLD_NEXT) from here would find the preloaded shim; libc's own handle cannot. */
-void bench_real_functions(bench_cgt_fn **cgt, bench_gtod_fn **gtod)
+void bench_real_functions(struct bench_real *out)
 {
 	void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
-	*cgt = libc ? (bench_cgt_fn *)dlsym(libc, "clock_gettime") : NULL;
-	*gtod = libc ? (bench_gtod_fn *)dlsym(libc, "gettimeofday") : NULL;
+	out->clock_gettime = libc ? (bench_cgt_fn *)dlsym(libc, "clock_gettime") : NULL;
+	out->gettimeofday = libc ? (bench_gtod_fn *)dlsym(libc, "gettimeofday") : NULL;
+	out->timespec_get = libc ? (bench_tsg_fn *)dlsym(libc, "timespec_get") : NULL;
 }

@@ -451,8 +451,9 @@ static bool kernel_read(unsigned clock, uint64_t w, const struct line *l, struct
 
 enum { WRITE_ATTEMPTS = 4 };
 
-int clock_read_slow(unsigned clock, struct timespec *ts, uint64_t t)
+int clock_read_slow(unsigned clock, struct timespec *ts)
 {
+	uint64_t t = read_counter();
 	for (int attempt = 0;; attempt++) {
 		uint64_t w;
 		struct line l;
@@ -497,8 +498,7 @@ int clock_read_slow(unsigned clock, struct timespec *ts, uint64_t t)
 
 int clock_start(const struct line_setup *setup, const char **err)
 {
-	/* Atomic: readers of a path opened before (a close, then this start) may load it. */
-	__atomic_store_n(&clock_config.fenced, setup->fenced, __ATOMIC_RELAXED);
+	clock_set_counter_read(setup->counter_read);
 	covered = setup->covered;
 	setup_fork_wiped();
 	plan_cfg.calibrated_ns_per_tick = (double)setup->ns_per_tick;
@@ -535,6 +535,13 @@ int clock_start(const struct line_setup *setup, const char **err)
 			__atomic_store_n(&clock_config.served_index[clock_table[c].id], (uint8_t)(c + 1),
 					 __ATOMIC_RELEASE);
 	return 0;
+}
+
+void clock_set_counter_read(enum counter_read how)
+{
+	/* Atomic: readers of a path opened before (a close, then a start) may load it. Any
+	 * of the reads is correct for any line: only its order and its cost differ. */
+	__atomic_store_n(&clock_config.counter_read, (uint8_t)how, __ATOMIC_RELAXED);
 }
 
 void clock_close(void)

@@ -4,6 +4,7 @@
 #ifndef SHIM_CLOCK_H
 #define SHIM_CLOCK_H
 
+#include "counter.h"
 #include "system.h"
 
 #include <stdbool.h>
@@ -16,7 +17,7 @@ struct line_setup {
 	uint64_t max_error_ns;
 	uint64_t resync_ms;
 	uint32_t served;          /* bit set of enum served_clock */
-	bool fenced;
+	enum counter_read counter_read;
 	struct cpu_mask covered;  /* the CPUs the verdict compared: serving stops if the
 	                           * process may run elsewhere (checked at re-synchronization) */
 	bool signals_blocked;     /* the caller blocks every signal throughout (the decision
@@ -27,13 +28,18 @@ struct line_setup {
  * served clocks. Returns 0, or -1 with a fixed message in *err. Async-signal-safe. */
 int clock_start(const struct line_setup *setup, const char **err);
 
+/* How the served path reads the counter from now on (the ordered read measured cheaper
+ * once the costs are known, after clock_start). */
+void clock_set_counter_read(enum counter_read how);
+
 /* Closes the path clock_start opened: every call passes through again, the counters say
  * inactive. */
 void clock_close(void);
 
-/* Finishes a read the inline part left (READ_SLOW). Returns 1 with *ts filled, or 0: the
- * clock is not served now (stopped), pass the call through. */
-int clock_read_slow(unsigned clock, struct timespec *ts, uint64_t t);
+/* Finishes a read the inline part left (READ_SLOW), with a counter value of its own.
+ * Returns 1 with *ts filled, or 0: the clock is not served now (stopped), pass the call
+ * through. */
+int clock_read_slow(unsigned clock, struct timespec *ts);
 
 struct clock_counters {
 	uint64_t resyncs, reanchors, stops, largest_error_ns;

@@ -28,23 +28,29 @@ enum {
 typedef int read_fn(clockid_t, struct timespec *);
 
 /* The served path as the entry points take it, without their stats. */
-static inline __attribute__((always_inline)) int served_as(clockid_t clock, struct timespec *ts, bool fenced)
+static inline __attribute__((always_inline)) int served_as(clockid_t clock, struct timespec *ts,
+							    enum counter_read how)
 {
-	struct pending_read pending = {0, 0};
-	enum read_result r = clock_read_as(clock, ts, &pending, fenced);
-	if (r == READ_SLOW && clock_read_slow(pending.clock, ts, pending.t))
+	unsigned served = 0;
+	enum read_result r = clock_read_as(clock, ts, &served, how);
+	if (r == READ_SLOW && clock_read_slow(served, ts))
 		return 0;
 	return r == READ_SERVED ? 0 : real_clock_gettime(clock, ts);
 }
 
-static __attribute__((noinline)) int served_fenced(clockid_t clock, struct timespec *ts)
+static __attribute__((noinline)) int served_lfence(clockid_t clock, struct timespec *ts)
 {
-	return served_as(clock, ts, true);
+	return served_as(clock, ts, COUNTER_READ_LFENCE);
+}
+
+static __attribute__((noinline)) int served_rdtscp(clockid_t clock, struct timespec *ts)
+{
+	return served_as(clock, ts, COUNTER_READ_RDTSCP);
 }
 
 static __attribute__((noinline)) int served_unfenced(clockid_t clock, struct timespec *ts)
 {
-	return served_as(clock, ts, false);
+	return served_as(clock, ts, COUNTER_READ_UNFENCED);
 }
 
 static __attribute__((noinline)) int system_call(clockid_t clock, struct timespec *ts)
@@ -94,7 +100,7 @@ bool cost_still_applies(clockid_t clock, uint64_t rate_millihz, const struct cos
 	uint64_t timer = UINT64_MAX, kernel = UINT64_MAX;
 	block(real_clock_gettime, clock, 1);
 	for (int r = 0; r < 3; r++) {
-		uint64_t e = block(served_fenced, clock, 0), k = block(real_clock_gettime, clock, 2);
+		uint64_t e = block(served_lfence, clock, 0), k = block(real_clock_gettime, clock, 2);
 		timer = e < timer ? e : timer;
 		kernel = k < kernel ? k : kernel;
 	}
@@ -120,7 +126,7 @@ static bool forced_costs(struct cost_ps *out)
 	}
 	if (!text)
 		return false;
-	*out = (struct cost_ps){v[0], v[1], v[2], v[3]};
+	*out = (struct cost_ps){v[0], v[1], v[2], v[3], false};
 	return true;
 }
 #endif
@@ -132,18 +138,25 @@ void cost_measure(clockid_t clock, uint64_t rate_millihz, struct cost_ps *out)
 		return;
 #endif
 	/* Static: the decision's stack is small (it may be a signal's), and this runs once. */
-	static uint64_t empty[ROUNDS], kernel[ROUNDS], sys[ROUNDS], fenced[ROUNDS], unfenced[ROUNDS];
+	static uint64_t empty[ROUNDS], kernel[ROUNDS], sys[ROUNDS], lfence[ROUNDS], rdtscp[ROUNDS],
+		unfenced[ROUNDS];
+	/* Which ordered read is cheaper depends on the CPU (on AMD EPYC lfence; rdtsc, on
+	 * some Intel Xeons rdtscp), so both are timed where the CPU has both. */
+	bool has_rdtscp = counter_has_rdtscp();
 	long double ps_per_tick = 1e15L / (long double)rate_millihz;
 	uint64_t budget = (uint64_t)(BUDGET_NS * 1000.0L / ps_per_tick);
 	/* A first round, not counted, brings code and line into the caches. */
 	block(real_clock_gettime, clock, 1);
-	block(served_fenced, clock, 1);
+	block(served_lfence, clock, 1);
+	if (has_rdtscp)
+		block(served_rdtscp, clock, 1);
 	uint64_t began = counter_read_ordered();
 	int r = 0;
 	while (r < ROUNDS && (r < MIN_ROUNDS || counter_read_ordered() - began < budget)) {
-		empty[r] = block(served_fenced, clock, 0);
+		empty[r] = block(served_lfence, clock, 0);
 		kernel[r] = block(real_clock_gettime, clock, CALLS);
-		fenced[r] = block(served_fenced, clock, CALLS);
+		lfence[r] = block(served_lfence, clock, CALLS);
+		rdtscp[r] = has_rdtscp ? block(served_rdtscp, clock, CALLS) : UINT64_MAX;
 		unfenced[r] = block(served_unfenced, clock, CALLS);
 		sys[r] = block(system_call, clock, SYSCALL_CALLS);
 		r++;
@@ -151,7 +164,15 @@ void cost_measure(clockid_t clock, uint64_t rate_millihz, struct cost_ps *out)
 	uint64_t timer = median(empty, r);
 	out->kernel = per_call_ps(kernel, r, timer, CALLS, ps_per_tick);
 	out->syscall = per_call_ps(sys, r, timer, SYSCALL_CALLS, ps_per_tick);
-	out->fenced = per_call_ps(fenced, r, timer, CALLS, ps_per_tick);
+	out->fenced = per_call_ps(lfence, r, timer, CALLS, ps_per_tick);
+	out->fenced_rdtscp = false;
+	if (has_rdtscp) {
+		uint64_t with_rdtscp = per_call_ps(rdtscp, r, timer, CALLS, ps_per_tick);
+		if (with_rdtscp < out->fenced) {
+			out->fenced = with_rdtscp;
+			out->fenced_rdtscp = true;
+		}
+	}
 	out->unfenced = per_call_ps(unfenced, r, timer, CALLS, ps_per_tick);
 }
 

@@ -417,7 +417,7 @@ static bool step8_clock_start(const struct option_values *o, const struct cpu_ma
 		.max_error_ns = o->num[OPT_MAX_ERROR_NS],
 		.resync_ms = o->num[OPT_RESYNC_MS],
 		.served = gate_result.served,
-		.fenced = gate_result.fenced,
+		.counter_read = cost_counter_read(&gate_result.cost, gate_result.fenced),
 		.covered = *covered,
 		.signals_blocked = decision_signals_blocked,
 	};
@@ -470,7 +470,8 @@ static bool step7_record_costs(const struct cache_record *rec, const struct foun
 		const struct cache_record *r = candidates[i];
 		if (!record_has_costs(r, build))
 			continue;
-		gate_result.cost = (struct cost_ps){r->kernel_ps, r->syscall_ps, r->fenced_ps, r->unfenced_ps};
+		gate_result.cost = (struct cost_ps){r->kernel_ps, r->syscall_ps, r->fenced_ps, r->unfenced_ps,
+						    r->fenced_rdtscp != 0};
 		if (cost_still_applies(cost_clock(), gate_result.rate_millihz, &gate_result.cost)) {
 			gate_result.costs_from_record = true;
 			return true;
@@ -539,6 +540,7 @@ static bool steps7_8_benefit(const struct option_values *o, const struct cache_r
 	if (from_record)
 		return false; /* judged above: serve */
 	cost_measure(cost_clock(), gate_result.rate_millihz, &gate_result.cost);
+	clock_set_counter_read(cost_counter_read(&gate_result.cost, gate_result.fenced));
 	judge_benefit(o);
 	return true;
 }
@@ -555,6 +557,7 @@ static void step9_keep(const struct found_record *f, const struct cache_record *
 			keep.syscall_ps = gate_result.cost.syscall;
 			keep.fenced_ps = gate_result.cost.fenced;
 			keep.unfenced_ps = gate_result.cost.unfenced;
+			keep.fenced_rdtscp = gate_result.cost.fenced_rdtscp;
 			keep.cost_build = gate_result.cost_build;
 		}
 		record_keep(f->cache_path, &keep);

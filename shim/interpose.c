@@ -1,18 +1,28 @@
-/* The exported entry points, and the constructor. Each entry point serves its clock from
- * the counter when the gate opened the path, and otherwise calls the real function with
- * its return value and errno untouched.
+/* The exported entry points, and the constructor.
  *
- * Each has the same shape: the common case inline, served (counted inline when counting
- * is on), and tail calls out of line for the others: *_pass calls the real function (two
- * loads and a tail call once the decision is made and nothing is counted; *_pass_rare
- * otherwise), *_slow finishes what the inline read could not (READ_SLOW). The plain pass
- * needs no stack frame: pass-through, the default where the counter does not pay, costs
- * a jump and two loads more than the real function.
+ * Each entry point has one shape, as the kernel's vDSO has one routine per clock: the
+ * served read inline (shim/line.h), its rare cases finished out of line (*_slow), and
+ * every call the counter does not serve handed on through one pointer, the entry
+ * point's pass target, with a tail jump. The pointers replace themselves (as musl's
+ * clock_gettime does):
  *
- * The decision is made at the first read of a served clock, not at load: until then
- * every call takes *_pass_rare (pass_direct is false), which asks the gate to decide and,
- * once it has, dispatches the call again. A program that never reads such a clock never
- * decides. */
+ *   undecided  (from load)   counts the read, asks the gate whether the decision is due,
+ *                            and calls the real function; once the decision is made, by
+ *                            any trigger (a read, load, a status query), the first call
+ *                            through it sets the targets below and dispatches again.
+ *   decided                  the real function itself, or, where it only wraps the
+ *                            kernel's vDSO function (glibc's clock_gettime), a call of the
+ *                            vDSO's own; with TSCSHIM_STATS, a counting wrapper.
+ *
+ * So once decided a call the counter does not serve (every call of a process that passes
+ * through, or an unserved clock such as CLOCK_MONOTONIC_COARSE beside served ones) costs
+ * what the C library's function costs: two tests, a load and a jump before the same
+ * vDSO call the C library would make, where the C library's own wrapper makes a load
+ * more (test/check-hot-path.sh holds that shape).
+ *
+ * A target is written by whichever thread first sees the decision made; every writer
+ * writes the same values, so the race is benign, and a reader that finds an old value
+ * only takes the undecided path once more. */
 #define _GNU_SOURCE
 #include "clock.h"
 #include "load_page.h"
@@ -21,24 +31,21 @@
 #include "line.h"
 #include "real.h"
 #include "stats.h"
+#include "vdso.h"
 
 #include "refclock.h"
-#include "kernel_clock.h"
 
 #include <errno.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
-/* True once the decision is made and nothing is counted: a pass-through call may go
- * straight to the real function. Written once, by the first thread that sees the
- * decision made; read relaxed (a stale false only sends a call the long way). */
-static bool pass_direct ON_LOAD_PAGE;
 
 /* glibc declares these pointers nonnull, so the compiler would drop a NULL check; a
- * caller may still pass NULL, and must get what the real function does with it. */
+ * caller may still pass NULL, and must get what the real function does with it. The
+ * pointer itself goes through an empty asm (not a copy of it, which would keep two
+ * registers busy on the served path), and the compiler knows nothing of it after. */
+#define opaque(p) __asm__("" : "+r"(p))
+
 static inline bool is_null(const void *p)
 {
-	__asm__("" : "+r"(p));
+	opaque(p);
 	return p == NULL;
 }
 
@@ -48,75 +55,196 @@ static inline void count_call(unsigned slot, bool served)
 		stats_count(slot, served);
 }
 
-/* True when this call made the decision (or saw it just made): dispatch it again, now
- * that the path may be open. False when the decision was made before (no second
- * dispatch, so never a loop), is under way elsewhere, or this read does not decide. */
-static bool decided_by_this_read(clockid_t clock)
+/* A served call counted (TSCSHIM_STATS), out of line: the served path only tests
+ * stats_enabled and jumps here, so that counting keeps no register of its alive. */
+static __attribute__((noinline)) int count_served(unsigned slot, int result)
 {
-	if (gate_decided() || !gate_first_read(clock, false))
-		return false;
-	__atomic_store_n(&pass_direct, !stats_enabled, __ATOMIC_RELAXED);
+	stats_count(slot, true);
+	return result;
+}
+
+/* clock_gettime's pass target answers as the kernel's vDSO function does: 0, or a
+ * negated errno, which the entry point turns into -1 and errno as glibc's own
+ * clock_gettime does (the same two instructions). So where glibc's clock_gettime is the
+ * next definition, the target is the vDSO function itself, and a call the counter does
+ * not serve costs what glibc's does: its wrapper is ours, a load shorter. */
+typedef int negated_errno_clock_gettime_fn(clockid_t, struct timespec *);
+
+static int clock_gettime_undecided(clockid_t clock, struct timespec *ts);
+static int gettimeofday_undecided(struct timeval *tv, void *tz);
+static int timespec_get_undecided(struct timespec *ts, int base);
+
+/* Where each entry point sends a call the counter does not serve: one table, a cache line
+ * of its own, read by every such call, written only when the decision is seen made. */
+static struct pass_targets {
+	_Alignas(64) negated_errno_clock_gettime_fn *clock_gettime;
+	gettimeofday_fn *gettimeofday;
+	timespec_get_fn *timespec_get;
+} pass_to ON_LOAD_PAGE = {
+	.clock_gettime = clock_gettime_undecided,
+	.gettimeofday = gettimeofday_undecided,
+	.timespec_get = timespec_get_undecided,
+};
+
+/* The kernel's vDSO clock_gettime, where timespec_get may call it directly. */
+static clock_gettime_fn *vdso_clock_gettime ON_LOAD_PAGE;
+
+/* A function that returns -1 and errno, as one that returns a negated errno. */
+static inline int negated_errno(int rc)
+{
+	return rc == 0 ? 0 : -errno;
+}
+
+/* ---- the decided targets ---- */
+
+/* Where the real function is not glibc's (musl's, another interposer's): itself. */
+static int clock_gettime_real(clockid_t clock, struct timespec *ts)
+{
+	return negated_errno(real_clock_gettime(clock, ts));
+}
+
+static int timespec_get_vdso(struct timespec *ts, int base)
+{
+	if (__builtin_expect(base == TIME_UTC && vdso_clock_gettime(CLOCK_REALTIME, ts) == 0, 1))
+		return base;
+	return real_timespec_get(ts, base);
+}
+
+/* With TSCSHIM_STATS: every call counted, served or not. */
+static int clock_gettime_counted(clockid_t clock, struct timespec *ts)
+{
+	count_call(served_clock_slot(clock), false);
+	return negated_errno(real_clock_gettime(clock, ts));
+}
+
+static int gettimeofday_counted(struct timeval *tv, void *tz)
+{
+	count_call(SERVED_REALTIME, false);
+	return real_gettimeofday(tv, tz);
+}
+
+static int timespec_get_counted(struct timespec *ts, int base)
+{
+	count_call(SERVED_REALTIME, false);
+	return real_timespec_get(ts, base);
+}
+
+/* Sets the decided targets. False while a real function is not known yet (a call before
+ * the constructor, or during its dlsym): the undecided targets stay, and take the system
+ * call meanwhile. */
+static bool set_decided_targets(void)
+{
+	struct pass_targets t;
+	if (stats_enabled) {
+		t = (struct pass_targets){clock_gettime_counted, gettimeofday_counted, timespec_get_counted};
+	} else {
+		t.clock_gettime = clock_gettime_real;
+		t.gettimeofday = (gettimeofday_fn *)real_function(REAL_GETTIMEOFDAY);
+		t.timespec_get = (timespec_get_fn *)real_function(REAL_TIMESPEC_GET);
+		if (!real_function(REAL_CLOCK_GETTIME) || !t.gettimeofday || !t.timespec_get)
+			return false;
+		/* glibc's clock_gettime and timespec_get are the vDSO's clock_gettime behind a
+		 * wrapper (its gettimeofday is the vDSO's own already, through an IFUNC). */
+		clock_gettime_fn *vdso = real_is_c_library() ? (clock_gettime_fn *)vdso_function("__vdso_clock_gettime") : NULL;
+		if (vdso) {
+			__atomic_store_n(&vdso_clock_gettime, vdso, __ATOMIC_RELAXED);
+			t.clock_gettime = vdso;
+			t.timespec_get = timespec_get_vdso;
+		}
+	}
+	/* Release: a thread that loads timespec_get_vdso sees vdso_clock_gettime. */
+	__atomic_store_n(&pass_to.clock_gettime, t.clock_gettime, __ATOMIC_RELEASE);
+	__atomic_store_n(&pass_to.gettimeofday, t.gettimeofday, __ATOMIC_RELEASE);
+	__atomic_store_n(&pass_to.timespec_get, t.timespec_get, __ATOMIC_RELEASE);
 	return true;
 }
 
-/* ---- clock_gettime ---- */
+/* ---- the undecided targets ---- */
 
-static int serve_clock_gettime(clockid_t clock, struct timespec *ts);
-
-static __attribute__((noinline)) int clock_gettime_pass_rare(clockid_t clock, struct timespec *ts)
+/* True when the decision is made, by this read or before, and the targets are set:
+ * dispatch the call again (it now finds its clock served, or the decided target, so
+ * never comes back here). False before the decision is due, while it is under way in
+ * another thread, or before a real function is known: pass this call through. */
+static bool decided_at_or_before(clockid_t clock)
 {
-	if (!is_null(ts) && decided_by_this_read(clock))
-		return serve_clock_gettime(clock, ts);
+	if (!gate_decided() && !gate_first_read(clock, false))
+		return false;
+	return set_decided_targets();
+}
+
+static int clock_gettime_undecided(clockid_t clock, struct timespec *ts)
+{
+	if (!is_null(ts) && decided_at_or_before(clock))
+		return negated_errno(clock_gettime(clock, ts));
 	count_call(served_clock_slot(clock), false);
-	return real_clock_gettime(clock, ts);
+	return negated_errno(real_clock_gettime(clock, ts));
 }
 
-static __attribute__((noinline)) int clock_gettime_pass(clockid_t clock, struct timespec *ts)
+static int gettimeofday_undecided(struct timeval *tv, void *tz)
 {
-	clock_gettime_fn *fn = (clock_gettime_fn *)real_if_known(REAL_CLOCK_GETTIME);
-	if (__builtin_expect(fn != NULL && __atomic_load_n(&pass_direct, __ATOMIC_RELAXED), 1))
-		return fn(clock, ts);
-	return clock_gettime_pass_rare(clock, ts);
+	/* A timezone request is obsolete but must still reach the real function. */
+	if (!is_null(tv) && !tz && decided_at_or_before(CLOCK_REALTIME))
+		return gettimeofday(tv, tz);
+	count_call(SERVED_REALTIME, false);
+	return real_gettimeofday(tv, tz);
 }
 
-static __attribute__((noinline)) int clock_gettime_slow(struct timespec *ts, struct pending_read pending)
+static int timespec_get_undecided(struct timespec *ts, int base)
 {
-	if (clock_read_slow(pending.clock, ts, pending.t)) {
-		count_call(pending.clock, true);
+	if (base == TIME_UTC && !is_null(ts) && decided_at_or_before(CLOCK_REALTIME))
+		return timespec_get(ts, base);
+	count_call(SERVED_REALTIME, false);
+	return real_timespec_get(ts, base);
+}
+
+/* ---- the entry points ---- */
+
+/* The rare part of a served read (READ_SLOW): 1 with *ts filled, else 0 (the clock
+ * stopped being served: pass the call through). Counted as served when it serves. */
+static __attribute__((noinline)) int served_slow(struct timespec *ts, unsigned served)
+{
+	if (!clock_read_slow(served, ts))
 		return 0;
-	}
-	return clock_gettime_pass(clock_table[pending.clock].id, ts);
+	count_call(served, true);
+	return 1;
 }
 
-static inline __attribute__((always_inline)) int serve(clockid_t clock, struct timespec *ts)
+/* A clock_gettime the counter does not serve: its target, and a failure said as glibc
+ * says the vDSO's (errno, -1). */
+static __attribute__((noinline, cold)) int failed_with(int negated)
 {
-	struct pending_read pending = {0, 0};
-	enum read_result r = is_null(ts) ? READ_PASS : clock_read(clock, ts, &pending);
-	if (__builtin_expect(r == READ_SERVED, 1)) {
-		count_call(served_clock_slot(clock), true);
-		return 0;
-	}
-	if (r == READ_SLOW)
-		return clock_gettime_slow(ts, pending);
-	return clock_gettime_pass(clock, ts);
+	errno = -negated;
+	return -1;
 }
 
-static __attribute__((noinline)) int serve_clock_gettime(clockid_t clock, struct timespec *ts)
+static inline __attribute__((always_inline)) int clock_gettime_pass(clockid_t clock, struct timespec *ts)
 {
-	return serve(clock, ts);
+	int rc = __atomic_load_n(&pass_to.clock_gettime, __ATOMIC_ACQUIRE)(clock, ts);
+	return __builtin_expect(rc == 0, 1) ? 0 : failed_with(rc);
+}
+
+/* The clock id from the served clock, not kept from the call: one register fewer live
+ * across the counter read. */
+static __attribute__((noinline)) int clock_gettime_slow(struct timespec *ts, unsigned served)
+{
+	return served_slow(ts, served) ? 0 : clock_gettime_pass(clock_table[served].id, ts);
 }
 
 SHIM_EXPORT int clock_gettime(clockid_t clock, struct timespec *ts)
 {
-	return serve(clock, ts);
+	unsigned served;
+	opaque(ts);
+	enum read_result r = ts == NULL ? READ_PASS : clock_read(clock, ts, &served);
+	if (__builtin_expect(r == READ_SERVED, 1))
+		return __builtin_expect(stats_enabled, 0) ? count_served(served, 0) : 0;
+	if (r == READ_SLOW)
+		return clock_gettime_slow(ts, served);
+	return clock_gettime_pass(clock, ts);
 }
 
+/* Old programs bind this name; it is the same function. */
 SHIM_EXPORT int __clock_gettime(clockid_t clock, struct timespec *ts)
-{
-	return serve(clock, ts);
-}
-
-/* ---- gettimeofday ---- */
+	__attribute__((alias("clock_gettime"), copy(clock_gettime)));
 
 static inline void timespec_to_timeval(const struct timespec *ts, struct timeval *tv)
 {
@@ -124,101 +252,45 @@ static inline void timespec_to_timeval(const struct timespec *ts, struct timeval
 	tv->tv_usec = ts->tv_nsec / 1000;
 }
 
-static __attribute__((noinline)) int gettimeofday_pass_rare(struct timeval *tv, void *tz)
-{
-	/* A timezone request is obsolete but must still reach the real function. */
-	if (!is_null(tv) && !tz && decided_by_this_read(CLOCK_REALTIME))
-		return gettimeofday(tv, tz);
-	count_call(SERVED_REALTIME, false);
-	gettimeofday_fn *fn = (gettimeofday_fn *)real_function(REAL_GETTIMEOFDAY);
-	if (fn)
-		return fn(tv, tz);
-	long rc = raw_syscall4(SYS_gettimeofday, (long)tv, (long)tz, 0, 0);
-	if (rc < 0) {
-		errno = (int)-rc;
-		return -1;
-	}
-	return 0;
-}
-
-static __attribute__((noinline)) int gettimeofday_pass(struct timeval *tv, void *tz)
-{
-	gettimeofday_fn *fn = (gettimeofday_fn *)real_if_known(REAL_GETTIMEOFDAY);
-	if (__builtin_expect(fn != NULL && __atomic_load_n(&pass_direct, __ATOMIC_RELAXED), 1))
-		return fn(tv, tz);
-	return gettimeofday_pass_rare(tv, tz);
-}
-
-static __attribute__((noinline)) int gettimeofday_slow(struct timeval *tv, struct pending_read pending)
+static __attribute__((noinline)) int gettimeofday_slow(struct timeval *tv, unsigned served)
 {
 	struct timespec ts;
-	if (clock_read_slow(pending.clock, &ts, pending.t)) {
-		count_call(SERVED_REALTIME, true);
-		timespec_to_timeval(&ts, tv);
-		return 0;
-	}
-	return gettimeofday_pass(tv, NULL);
+	if (!served_slow(&ts, served))
+		return pass_to.gettimeofday(tv, NULL);
+	timespec_to_timeval(&ts, tv);
+	return 0;
 }
 
 SHIM_EXPORT int gettimeofday(struct timeval *tv, void *tz)
 {
 	struct timespec ts;
-	struct pending_read pending = {0, 0};
-	enum read_result r = is_null(tv) || tz ? READ_PASS : clock_read(CLOCK_REALTIME, &ts, &pending);
+	unsigned served;
+	opaque(tv);
+	enum read_result r = tv == NULL || tz ? READ_PASS : clock_read(CLOCK_REALTIME, &ts, &served);
 	if (__builtin_expect(r == READ_SERVED, 1)) {
-		count_call(SERVED_REALTIME, true);
 		timespec_to_timeval(&ts, tv);
-		return 0;
+		return __builtin_expect(stats_enabled, 0) ? count_served(served, 0) : 0;
 	}
 	if (r == READ_SLOW)
-		return gettimeofday_slow(tv, pending);
-	return gettimeofday_pass(tv, tz);
+		return gettimeofday_slow(tv, served);
+	return __atomic_load_n(&pass_to.gettimeofday, __ATOMIC_ACQUIRE)(tv, tz);
 }
 
-/* ---- timespec_get ---- */
-
-static __attribute__((noinline)) int timespec_get_pass_rare(struct timespec *ts, int base)
+static __attribute__((noinline)) int timespec_get_slow(struct timespec *ts, unsigned served)
 {
-	if (base == TIME_UTC && !is_null(ts) && decided_by_this_read(CLOCK_REALTIME))
-		return timespec_get(ts, base);
-	count_call(SERVED_REALTIME, false);
-	timespec_get_fn *fn = (timespec_get_fn *)real_function(REAL_TIMESPEC_GET);
-	if (fn)
-		return fn(ts, base);
-	if (base != TIME_UTC || is_null(ts))
-		return 0;
-	return kernel_clock_gettime(CLOCK_REALTIME, ts) == 0 ? base : 0;
-}
-
-static __attribute__((noinline)) int timespec_get_pass(struct timespec *ts, int base)
-{
-	timespec_get_fn *fn = (timespec_get_fn *)real_if_known(REAL_TIMESPEC_GET);
-	if (__builtin_expect(fn != NULL && __atomic_load_n(&pass_direct, __ATOMIC_RELAXED), 1))
-		return fn(ts, base);
-	return timespec_get_pass_rare(ts, base);
-}
-
-static __attribute__((noinline)) int timespec_get_slow(struct timespec *ts, struct pending_read pending)
-{
-	if (clock_read_slow(pending.clock, ts, pending.t)) {
-		count_call(SERVED_REALTIME, true);
-		return TIME_UTC;
-	}
-	return timespec_get_pass(ts, TIME_UTC);
+	return served_slow(ts, served) ? TIME_UTC : pass_to.timespec_get(ts, TIME_UTC);
 }
 
 SHIM_EXPORT int timespec_get(struct timespec *ts, int base)
 {
-	struct pending_read pending = {0, 0};
-	enum read_result r = base != TIME_UTC || is_null(ts) ? READ_PASS
-							     : clock_read(CLOCK_REALTIME, ts, &pending);
-	if (__builtin_expect(r == READ_SERVED, 1)) {
-		count_call(SERVED_REALTIME, true);
-		return base;
-	}
+	unsigned served;
+	opaque(ts);
+	enum read_result r = base != TIME_UTC || ts == NULL ? READ_PASS : clock_read(CLOCK_REALTIME, ts, &served);
+	if (__builtin_expect(r == READ_SERVED, 1))
+		return __builtin_expect(stats_enabled, 0) ? count_served(served, base) : base;
 	if (r == READ_SLOW)
-		return timespec_get_slow(ts, pending);
-	return timespec_get_pass(ts, base);
+		return timespec_get_slow(ts, served);
+	return __atomic_load_n(&pass_to.timespec_get, __ATOMIC_ACQUIRE)(ts, base);
 }
 
 /* ---- load ---- */

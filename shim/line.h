@@ -25,6 +25,7 @@
 #include "segment.h"
 
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
@@ -44,6 +45,8 @@ struct line_slot {
 	struct line_forms forms;
 };
 _Static_assert(sizeof(struct line_forms) % sizeof(uint64_t) == 0, "forms are 64-bit words too");
+_Static_assert(offsetof(struct line_forms, prev) == offsetof(struct line_forms, cur) + sizeof(struct read_range[TRACKS]),
+	       "a track's prev range is its cur range + TRACKS (clock_read_as)");
 
 /* What a fork child must not inherit: the state (so it re-anchors before serving, in
  * case a time namespace moved its clocks), the slot claims (held by threads that do not
@@ -73,25 +76,26 @@ struct fork_wiped {
 /* Read by every call; a cache line of its own (the load page's writers stay off it). */
 struct clock_config {
 	_Alignas(64) uint8_t served_index[CLOCK_ID_LIMIT]; /* by clock id: served clock + 1; 0 not */
-	bool fenced;
+	uint8_t counter_read; /* enum counter_read: how the served path reads the counter */
 };
 _Static_assert(sizeof(struct clock_config) == 64, "the configuration fills its cache line, alone");
 
+/* Hidden, so that every access is relative to the instruction pointer: the hot path
+ * needs no pointer from the GOT to reach them. (A default-visibility extern is reached
+ * through the GOT, and the linker does not relax that load for an object in .lbss, a
+ * large-data section.) */
+#pragma GCC visibility push(hidden)
 extern struct line_slot line_slots[LINE_SLOTS];
 extern struct fork_wiped wiped;
 extern struct clock_config clock_config;
+#pragma GCC visibility pop
 
 #define LOAD(field) __atomic_load_n(&(field), __ATOMIC_RELAXED)
 
-static inline uint64_t read_counter_as(bool fenced)
-{
-	return fenced ? counter_read_ordered() : counter_read_unfenced();
-}
-
-/* The counter, read as the configuration says. */
+/* The counter, read as the configuration says (the writer and the slow path). */
 static inline uint64_t read_counter(void)
 {
-	return read_counter_as(LOAD(clock_config.fenced));
+	return counter_read_as((enum counter_read)LOAD(clock_config.counter_read));
 }
 
 /* Reader helpers, as the kernel's vDSO has them: begin returns the state and the slot
@@ -121,31 +125,38 @@ static inline bool line_read_retry(uint64_t w)
 enum read_result {
 	READ_PASS,   /* not served: call the real function */
 	READ_SERVED, /* *ts filled from the counter */
-	READ_SLOW,   /* served, but only clock_read_slow() can say what: see the pending read */
+	READ_SLOW,   /* served, but only clock_read_slow() can say what: the rare cases, out
+	              * of line (no line yet or a fork child, inactive, expired or past the
+	              * hard end, a counter value before the line's ranges, or a line replaced
+	              * while it was read) */
 };
 
-/* What clock_read_slow() (shim/clock.h) needs to finish a READ_SLOW: the rare cases, out
- * of line (no line yet or a fork child, inactive, expired or past the hard end, a counter
- * value before the line's segments, or a line replaced while it was read). */
-struct pending_read {
-	unsigned clock; /* enum served_clock */
-	uint64_t t;     /* the counter value read */
-};
-
-/* clock_read_as's fence: 0 unfenced, 1 fenced, or as clock_config says. */
-enum { FENCE_AS_CONFIGURED = -1 };
+/* clock_read_as's counter read: an enum counter_read, or as clock_config says. */
+enum { COUNTER_READ_AS_CONFIGURED = -1 };
 
 /* The inline part of a read: the rare cases return READ_SLOW and the caller finishes
  * them out of line, so that no call and none of the slow path's code sits in line.
- * The counter is read before the line: every publication describes the same function of
- * the counter or one pointwise above it (calib/segment.h), so the order does not change
- * the value's guarantees, and the line's loads overlap the ordered read instead of
- * preceding it. A new line's segment starts where the old one's hard end was, so for
- * about one life in two the counter is before cur.start: prev serves it here, in line,
- * wherever line_seal() found no floor or clamp to apply. One unsigned compare per
- * segment sends every rare case to the slow path. */
+ *
+ * The seqlock's usual order: the state and the current range's bounds, then the
+ * counter, then the form, then the state again. The state names the slot, so every
+ * later load is one step from an address known before the counter is read: on CPUs
+ * where the ordered read holds back the instructions after it (Intel), a chain of
+ * dependent loads there (the state's address from the GOT, the state, the slot) sat on
+ * every read's critical path. Each range (struct read_range) is one cache line that says
+ * which counter values it serves and how, so a read needs no other field of the line,
+ * and few values live across the counter read: the path needs no stack frame.
+ *
+ * Fenced, the counter is read after the state load, which comes after every earlier
+ * load of the thread: a thread that saw another's value sees its line or a newer one,
+ * and a counter value no older (shim/clock.c says why that suffices).
+ *
+ * A new line's segment starts where the old one's hard end was, so for about one life
+ * in two the counter is before cur.start: the prev range serves it, in line, wherever
+ * line_seal() found no floor or clamp to apply (the branch is predicted: runs of each
+ * last a life, and the prev range's loads issue under the prediction). One unsigned
+ * compare per range sends every rare case to the slow path. */
 static inline __attribute__((always_inline)) enum read_result
-clock_read_as(clockid_t id, struct timespec *ts, struct pending_read *pending, int fence)
+clock_read_as(clockid_t id, struct timespec *ts, unsigned *served, int how)
 {
 	if ((unsigned)id >= CLOCK_ID_LIMIT)
 		return READ_PASS;
@@ -156,47 +167,73 @@ clock_read_as(clockid_t id, struct timespec *ts, struct pending_read *pending, i
 	if (!c)
 		return READ_PASS;
 	c--;
-	/* After that acquire: the fence clock_start set before it opened the path. */
-	bool fenced = fence == FENCE_AS_CONFIGURED ? LOAD(clock_config.fenced) : fence != 0;
-
-	uint64_t t = read_counter_as(fenced);
+#ifndef ORDER
+#define ORDER 0
+#endif
+#if ORDER == 2
+	enum counter_read read = how == COUNTER_READ_AS_CONFIGURED
+					 ? (enum counter_read)LOAD(clock_config.counter_read)
+					 : (enum counter_read)how;
+	uint64_t t = counter_read_as(read);
+#endif
 	const struct line_slot *s;
 	uint64_t w = slot_read_begin(&s);
-	const struct line *l = &s->line;
-	uint64_t start = LOAD(l->cur.start);
-	const struct split_conversion *p = &s->forms.cur[c];
-	if (__builtin_expect(t - start >= LOAD(l->expiry) - start, 0)) {
-		/* Before cur.start: prev serves [prev_direct_from, cur.start) in line. A value
-		 * past expiry is not in that range either (prev_direct_from <= cur.start). */
-		uint64_t from = LOAD(l->prev_direct_from);
-		if (t - from >= start - from)
+	const struct read_range *r = &s->forms.cur[c];
+#if ORDER == 0
+	uint64_t from = LOAD(r->from), span = LOAD(r->span);
+#endif
+#if ORDER != 2
+	/* The loads above stay above the counter read, unfenced too (order of issue). */
+	__asm__ __volatile__("" ::: "memory");
+	/* After the served_index acquire: the counter read clock_start set before it
+	 * opened the path. Loaded last, so that it holds no register meanwhile. */
+	enum counter_read read = how == COUNTER_READ_AS_CONFIGURED
+					 ? (enum counter_read)LOAD(clock_config.counter_read)
+					 : (enum counter_read)how;
+	uint64_t t = counter_read_as(read);
+#endif
+#if ORDER != 0
+	uint64_t from = LOAD(r->from), span = LOAD(r->span);
+#endif
+	if (__builtin_expect(t - from >= span, 0)) {
+		/* Not in [cur.start, expiry): before cur.start, prev may serve it. Reached
+		 * from r itself (prev[c] is cur[c] + TRACKS), so nothing else stays live. */
+		r += TRACKS;
+		if (t - LOAD(r->from) >= LOAD(r->span))
 			goto slow;
-		start = LOAD(l->prev.start);
-		p = &s->forms.prev[c];
 	}
-	struct split_conversion form = {
-		.base_sec = LOAD(p->base_sec),
-		.base_nsec = LOAD(p->base_nsec),
-		.mult = LOAD(p->mult),
-		.pre_shift = LOAD(p->pre_shift),
-		.post_shift = LOAD(p->post_shift),
-	};
+	/* The form, field by field in the order they are used, so that each value lives
+	 * in a register only as long as it must: the multiply-shift is done on values not
+	 * yet validated (harmless: a torn result is dropped), so that only its result and
+	 * the bases live across the second load of the state (split_conversion_apply's
+	 * steps; a pre-shift is only for counters slower than 1 GHz). */
+	uint64_t delta = t - LOAD(r->start);
+	uint64_t pre_shift = LOAD(r->form.pre_shift);
+	if (__builtin_expect(pre_shift != 0, 0)) {
+		__asm__("" : "+r"(delta));
+		delta <<= pre_shift;
+	}
+	uint64_t mult = LOAD(r->form.mult), post_shift = LOAD(r->form.post_shift);
+	uint64_t elapsed_ns = (uint64_t)(((unsigned __int128)delta * mult) >> 64) >> post_shift;
+	uint64_t base_nsec = LOAD(r->form.base_nsec), base_sec = LOAD(r->form.base_sec);
 	/* The decisions above may rest on a torn line; this validates them with the form. */
 	if (__builtin_expect(line_read_retry(w), 0))
 		goto slow;
-	split_conversion_apply(&form, t - start, ts);
+	split_conversion_store(base_sec, base_nsec + elapsed_ns, ts);
+	*served = c; /* the caller's count of served calls */
 	return READ_SERVED;
 slow:
-	pending->clock = c;
-	pending->t = t;
+	/* clock_read_slow() reads the counter again: a later value is as good, and t would
+	 * be one more register to keep to here. */
+	*served = c;
 	return READ_SLOW;
 }
 
-/* The read the entry points make: fenced or not as configured. */
+/* The read the entry points make: as configured. */
 static inline __attribute__((always_inline)) enum read_result
-clock_read(clockid_t id, struct timespec *ts, struct pending_read *pending)
+clock_read(clockid_t id, struct timespec *ts, unsigned *served)
 {
-	return clock_read_as(id, ts, pending, FENCE_AS_CONFIGURED);
+	return clock_read_as(id, ts, served, COUNTER_READ_AS_CONFIGURED);
 }
 
 #endif

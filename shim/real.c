@@ -6,11 +6,13 @@
 #include "kernel_clock.h"
 #include "libc_kind.h"
 #include "next_symbol.h"
+#include "raw_syscall.h"
 
 #include <dlfcn.h>
 #include <errno.h>
 #include <link.h>
 #include <sys/auxv.h>
+#include <sys/syscall.h>
 
 /* On the load page: the constructor's check reads the names, and a page of their own
  * would be one more fault for every process. */
@@ -101,15 +103,43 @@ bool real_found_by_dlsym(const char **why)
 	return dlsym_why != NULL;
 }
 
+bool real_is_c_library(void)
+{
+	return __atomic_load_n(&c_library, __ATOMIC_ACQUIRE) != NULL;
+}
+
+/* -1 and errno from a system call's negated error, as the C library returns it. */
+static int errno_return(long rc)
+{
+	if (rc >= 0)
+		return (int)rc;
+	errno = (int)-rc;
+	return -1;
+}
+
 int real_clock_gettime(clockid_t clock, struct timespec *ts)
 {
 	clock_gettime_fn *fn = (clock_gettime_fn *)real_function(REAL_CLOCK_GETTIME);
 	if (__builtin_expect(fn != NULL, 1))
 		return fn(clock, ts);
-	/* The program gets what the real function would give it: -1 and errno. */
-	int rc = kernel_clock_gettime(clock, ts);
-	if (rc == 0)
+	return errno_return(kernel_clock_gettime(clock, ts));
+}
+
+int real_gettimeofday(struct timeval *tv, void *tz)
+{
+	gettimeofday_fn *fn = (gettimeofday_fn *)real_function(REAL_GETTIMEOFDAY);
+	if (__builtin_expect(fn != NULL, 1))
+		return fn(tv, tz);
+	return errno_return(raw_syscall4(SYS_gettimeofday, (long)tv, (long)tz, 0, 0));
+}
+
+int real_timespec_get(struct timespec *ts, int base)
+{
+	timespec_get_fn *fn = (timespec_get_fn *)real_function(REAL_TIMESPEC_GET);
+	if (__builtin_expect(fn != NULL, 1))
+		return fn(ts, base);
+	/* C11: base on success, 0 for a base it does not know or a failure. */
+	if (base != TIME_UTC || ts == NULL)
 		return 0;
-	errno = -rc;
-	return -1;
+	return kernel_clock_gettime(CLOCK_REALTIME, ts) == 0 ? base : 0;
 }

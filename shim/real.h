@@ -54,7 +54,15 @@ static inline void *real_function(enum real_function f)
 	return __builtin_expect(address != NULL, 1) ? address : real_look_up(f);
 }
 
-/* The real clock_gettime, or the system call while it is not known. */
+/* True when the constructor found the next definitions in the C library itself (glibc,
+ * by the loader's list), whose clock_gettime only wraps the kernel's vDSO function:
+ * a pass-through call may then call the vDSO itself (shim/interpose.c). */
+bool real_is_c_library(void);
+
+/* The real functions, or while one is not known what it would do: the system call,
+ * with -1 and errno on failure (one fallback per entry point, here). */
 int real_clock_gettime(clockid_t clock, struct timespec *ts);
+int real_gettimeofday(struct timeval *tv, void *tz);
+int real_timespec_get(struct timespec *ts, int base);
 
 #endif

@@ -91,6 +91,7 @@ static struct cache_record sample(void)
 		.fenced_ps = 27600,
 		.unfenced_ps = 11800,
 		.cost_build = 18000000000000000001ull,
+		.fenced_rdtscp = 1,
 	};
 	cpu_mask_add(&r.cpus, 0);
 	cpu_mask_add(&r.cpus, 1);
@@ -142,6 +143,7 @@ static void check_same(const struct cache_record *a, const struct cache_record *
 	CHECK_EQ_U64(a->fenced_ps, b->fenced_ps);
 	CHECK_EQ_U64(a->unfenced_ps, b->unfenced_ps);
 	CHECK_EQ_U64(a->cost_build, b->cost_build);
+	CHECK_EQ_U64(a->fenced_rdtscp, b->fenced_rdtscp);
 }
 
 /* Writes exactly these bytes, mode 0600. */
@@ -240,7 +242,7 @@ static void format_is_the_documented_text(void)
 	struct cache_file f = one(sample());
 	char buf[CACHE_MAX_SIZE + 1], why[160];
 	int n = cache_format(&f, buf, sizeof buf, why, sizeof why);
-	const char *expect_body = "tscshim-cache 5\n"
+	const char *expect_body = "tscshim-cache 6\n"
 				  "boot_id=0f8e4c2a-6b1d-4e5f-9a3c-7d2b1e0f4a6c\n"
 				  "cpu_signature=11538209\n"
 				  "counter_invariant=1\n"
@@ -254,7 +256,8 @@ static void format_is_the_documented_text(void)
 				  "syscall_ps=412000\n"
 				  "fenced_ps=27600\n"
 				  "unfenced_ps=11800\n"
-				  "cost_build=18000000000000000001\n";
+				  "cost_build=18000000000000000001\n"
+				  "fenced_rdtscp=1\n";
 	size_t body = strlen(expect_body);
 	CHECK(n > 0 && (size_t)n == strlen(buf));
 	CHECK(strncmp(buf, expect_body, body) == 0);
@@ -336,13 +339,13 @@ static void corrupt_empty_and_garbage(void)
 	expect_corrupt_file("NUL");
 	write_bytes(path, "\n\n\n", 3);
 	expect_corrupt_file("not a tscshim cache");
-	write_bytes(path, "tscshim-cache 5\n", 16);
+	write_bytes(path, "tscshim-cache 6\n", 16);
 	expect_corrupt_file("no checksum line");
-	write_bytes(path, "tscshim-cache 5", 15);
+	write_bytes(path, "tscshim-cache 6", 15);
 	expect_corrupt_file("no final newline");
 	write_with_checksum(path, "tscshim-cache 03\n");
 	expect_corrupt_file("not a tscshim cache");
-	write_with_checksum(path, "tscshim-cache 5\n");
+	write_with_checksum(path, "tscshim-cache 6\n");
 	expect_corrupt_file("no record");
 	remove_dir();
 }
@@ -398,7 +401,7 @@ static void corrupt_other_version(void)
 	body[14] = '1';
 	write_with_checksum(path, body);
 	expect_corrupt_file("another format version");
-	body[14] = '6';
+	body[14] = '7';
 	write_with_checksum(path, body);
 	expect_corrupt_file("another format version");
 	remove_dir();
@@ -412,7 +415,8 @@ static void corrupt_fields(void)
 		/* Only the writer's form: every field, once, in the table's order. */
 		{"cpus=", "cpus=3\n", "cpus=3\n", "expected the field estimate_verdict"},
 		{"boot_id=", NULL, NULL, "expected the field boot_id"},
-		{"cost_build=", NULL, NULL, "a record is cut short"},
+		{"fenced_rdtscp=", NULL, NULL, "a record is cut short"},
+		{"fenced_rdtscp=", "fenced_rdtscp=2\n", NULL, "fenced_rdtscp"},
 		{"cpus=", "cpu_signature=1\n", NULL, "expected the field cpus"},
 		{"cpus=", "=3\n", NULL, "expected the field cpus"},
 		{"cpus=", "cpus 3\n", NULL, "expected the field cpus"},
@@ -464,8 +468,8 @@ static void corrupt_fields(void)
 	/* Five records are one too many; an extra line after the checksum is not allowed. */
 	char good[CACHE_MAX_SIZE], five[6 * CACHE_MAX_SIZE];
 	good_body(good, sizeof good);
-	const char *rec = good + strlen("tscshim-cache 5\n");
-	snprintf(five, sizeof five, "tscshim-cache 5\n%s%s%s%s%s", rec, rec, rec, rec, rec);
+	const char *rec = good + strlen("tscshim-cache 6\n");
+	snprintf(five, sizeof five, "tscshim-cache 6\n%s%s%s%s%s", rec, rec, rec, rec, rec);
 	write_with_checksum(path, five);
 	expect_corrupt_file("more than 4 records");
 	struct cache_file in = one(sample());

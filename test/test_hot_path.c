@@ -13,9 +13,9 @@ struct clock_config clock_config;
 static struct line_forms forms; /* what line_seal derives for the checks before publish */
 
 /* Not reached: the hot path hands its rare cases back as READ_SLOW. */
-int clock_read_slow(unsigned clock, struct timespec *ts, uint64_t t)
+int clock_read_slow(unsigned clock, struct timespec *ts)
 {
-	(void)clock, (void)ts, (void)t;
+	(void)clock, (void)ts;
 	return 0;
 }
 
@@ -57,8 +57,8 @@ static void publish(struct line *l)
 
 static enum read_result read_mono(struct timespec *ts)
 {
-	struct pending_read pending;
-	return clock_read(CLOCK_MONOTONIC, ts, &pending);
+	unsigned served;
+	return clock_read(CLOCK_MONOTONIC, ts, &served);
 }
 
 static uint64_t ns_of(const struct timespec *ts)
@@ -119,23 +119,27 @@ static void no_line_or_an_unserved_clock(void)
 	memset(&wiped, 0, sizeof wiped); /* a fork child, or before the first line */
 	struct timespec ts;
 	CHECK(read_mono(&ts) == READ_SLOW);
-	struct pending_read pending;
-	CHECK(clock_read(CLOCK_PROCESS_CPUTIME_ID, &ts, &pending) == READ_PASS);
-	CHECK(clock_read(-1, &ts, &pending) == READ_PASS);
+	unsigned served;
+	CHECK(clock_read(CLOCK_PROCESS_CPUTIME_ID, &ts, &served) == READ_PASS);
+	CHECK(clock_read(-1, &ts, &served) == READ_PASS);
 }
 
 /* What the hot path hands out is the line's value (line_value) at a counter value taken
  * during the call, through cur and through prev, at an odd rate and with bases a few ns
  * before a second ends, so that values cross into the next second. */
+/* Whatever way the counter is read (unfenced, lfence; rdtsc, or rdtscp where the CPU has
+ * it), in the current segment (k = 1) and in prev's range (k = 0). */
 static void served_values_are_the_lines(void)
 {
 	rate_millihz = 2449999999937ull;
-	for (int k = 0; k < 2; k++) {
+	int kinds = counter_has_rdtscp() ? 3 : 2;
+	for (int k = 0; k < 2 * kinds; k++) {
+		clock_config.counter_read = (uint8_t)(k / 2); /* enum counter_read */
 		uint64_t now = counter_read_ordered();
 		struct line l;
 		memset(&l, 0, sizeof l);
 		l.active = 1;
-		uint64_t prev_start = now - 1000, cur_start = k ? now - 500 : now + 1000000000;
+		uint64_t prev_start = now - 1000, cur_start = k % 2 ? now - 500 : now + 1000000000;
 		segment_at(&l.prev, prev_start, now + 2000000000, 41 * 1000000000ull - 300);
 		segment_at(&l.cur, cur_start, cur_start + 2000000000, 41 * 1000000000ull - 100);
 		l.expiry = cur_start + 1000000000;
@@ -153,6 +157,7 @@ static void served_values_are_the_lines(void)
 		}
 	}
 	rate_millihz = GHZ_MILLIHZ;
+	clock_config.counter_read = COUNTER_READ_LFENCE;
 }
 
 /* A current segment whose values would pass 2^63 ns has no read form: line_seal stops
@@ -172,7 +177,7 @@ static void a_line_no_read_form_covers_is_stopped(void)
 int main(void)
 {
 	clock_config.served_index[CLOCK_MONOTONIC] = SERVED_MONOTONIC + 1;
-	clock_config.fenced = true;
+	clock_config.counter_read = COUNTER_READ_LFENCE;
 	RUN(before_the_current_segment_prev_serves_in_line);
 	RUN(a_floor_on_prev_sends_the_read_to_the_slow_path);
 	RUN(a_clamp_on_prev_sends_the_read_to_the_slow_path);

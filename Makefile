@@ -156,6 +156,7 @@ clean:
 # sources' includes and the objects' symbols (test/check-layers.sh).
 lint: all
 	@bash test/check-layers.sh $(B)
+	@bash test/check-hot-path.sh $(B)/libtscshim.so
 
 .PHONY: all test unit clean lint FORCE
 include mk/musl.mk

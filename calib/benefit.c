@@ -38,8 +38,19 @@ static int judge(char *out, size_t size, const char *mode, double kernel_ns, dou
 	if (benefit_pays(kernel_ns, counter_ns, min_gain_pct))
 		return snprintf(out, size, "%s: %.1fx cheaper than the kernel's clock%s%s", mode,
 				kernel_ns / counter_ns, kernel_what, condition);
-	return snprintf(out, size, "%s: no gain here (the kernel's clock %.1f ns, the counter %.1f ns)",
-			mode, kernel_ns, counter_ns);
+	char gain[48];
+	benefit_gain_words(kernel_ns, counter_ns, gain, sizeof gain);
+	return snprintf(out, size, "%s: no gain here, %s (the kernel's clock %.1f ns, the counter %.1f ns)",
+			mode, gain, kernel_ns, counter_ns);
+}
+
+void benefit_gain_words(double kernel_ns, double counter_ns, char *out, size_t size)
+{
+	double pct = 100.0 * (kernel_ns - counter_ns) / kernel_ns;
+	if (pct < 0)
+		snprintf(out, size, "%.1f%% dearer", -pct);
+	else
+		snprintf(out, size, "%.1f%% cheaper", pct);
 }
 
 void benefit_recommendation(const struct cost *c, unsigned min_gain_pct, char *out, size_t size)

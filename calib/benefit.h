@@ -30,6 +30,10 @@ const char *kernel_path_name(enum kernel_path path); /* "vdso" or "syscall" */
  * clock. Figures that are not positive and finite never pay. */
 bool benefit_pays(double kernel_ns, double counter_ns, unsigned min_gain_pct);
 
+/* "12.3% cheaper" or, where the counter costs more, "11.1% dearer": the counter against the
+ * kernel's clock, as people read it. */
+void benefit_gain_words(double kernel_ns, double counter_ns, char *out, size_t size);
+
 /* One line for people, without a newline, e.g. "fenced: no gain here, the vDSO reads the
  * clock as cheaply (23.4 ns against 27.6 ns); unfenced: 2.0x cheaper, if order within
  * each thread is enough". */

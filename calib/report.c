@@ -71,10 +71,17 @@ void report_print_text(FILE *out, const struct calib_report *r)
 	}
 	if (r->costed) {
 		const struct cost *c = &r->cost;
-		fprintf(out, "cost per call:       kernel's clock %.1f ns (%s; the system call %.1f ns), "
-			     "counter fenced %.1f ns, unfenced %.1f ns\n",
-			c->kernel_ns, kernel_path_name(benefit_kernel_path(c)), c->syscall_ns,
-			c->fenced_ns, c->unfenced_ns);
+		fprintf(out, "cost per call:       kernel's clock %.1f ns (%s; the system call %.1f ns), ",
+			c->kernel_ns, kernel_path_name(benefit_kernel_path(c)), c->syscall_ns);
+		if (r->cost_is_shims)
+			fprintf(out, "the shim fenced %.1f ns, unfenced %.1f ns (its own path, as its gate measures it)\n",
+				c->fenced_ns, c->unfenced_ns);
+		else
+			fprintf(out, "the floor fenced %.1f ns, unfenced %.1f ns (the shim's own path not measured: %s)\n",
+				c->fenced_ns, c->unfenced_ns, r->cost_note);
+		fprintf(out, "floor:               fenced %.1f ns, unfenced %.1f ns (the counter read and the "
+			     "conversion alone, without the shim's line)\n",
+			r->floor.fenced_ns, r->floor.unfenced_ns);
 		fprintf(out, "recommendation:      %s\n", r->recommendation);
 	}
 	fprintf(out, "threshold:           TSCSHIM_MAX_SKEW_NS=%llu\n",
@@ -173,9 +180,13 @@ void report_print_json(FILE *out, const struct calib_report *r)
 	if (r->costed) {
 		const struct cost *c = &r->cost;
 		fprintf(out, "  \"cost\": {\"kernel_ns\": %.1f, \"kernel_path\": \"%s\", \"syscall_ns\": %.1f, "
-			     "\"fenced_ns\": %.1f, \"unfenced_ns\": %.1f, \"recommendation\": ",
+			     "\"fenced_ns\": %.1f, \"unfenced_ns\": %.1f, \"source\": \"%s\", "
+			     "\"floor\": {\"fenced_ns\": %.1f, \"unfenced_ns\": %.1f}, \"note\": ",
 			c->kernel_ns, kernel_path_name(benefit_kernel_path(c)), c->syscall_ns,
-			c->fenced_ns, c->unfenced_ns);
+			c->fenced_ns, c->unfenced_ns, r->cost_is_shims ? "shim" : "floor", r->floor.fenced_ns,
+			r->floor.unfenced_ns);
+		json_write_string(out, r->cost_note);
+		fprintf(out, ", \"recommendation\": ");
 		json_write_string(out, r->recommendation);
 		fprintf(out, "},\n");
 	} else {

@@ -24,9 +24,15 @@ struct calib_report {
 	uint64_t max_skew_ns;
 	struct verdict verdict;
 	/* The cost section: per-call figures and the one-line recommendation (costed false:
-	 * not measured, as without a counter or a calibrated rate). */
+	 * not measured, as without a counter or a calibrated rate). cost is the shim's own
+	 * path where the shim measured it (cost_is_shims: the figures its gate decides from),
+	 * else the floor's; floor is the counter read and conversion alone, without the
+	 * shim's line. The recommendation is made from cost. */
 	bool costed;
+	bool cost_is_shims;
 	struct cost cost;
+	struct cost floor;
+	char cost_note[200]; /* why the shim's own path was not measured, when it was not */
 	char recommendation[320];
 };
 

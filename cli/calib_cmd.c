@@ -34,9 +34,10 @@ static int write_record(const char *path, const struct cache_file *file)
 }
 
 /* The machine-wide record for every online CPU at TSCSHIM_SYSTEM_RECORD, then, when it
- * lets the counter serve, the costs the shim measures against it, written into it.
- * Returns 0, or -1 after one line on stderr. */
-static int save_record(const char *path, const struct calib_report *r, const struct option_values *o)
+ * lets the counter serve, the costs the shim measures against it, written into it; the
+ * record as saved in *rec (its costs 0 where none were measured). Returns 0, or -1 after
+ * one line on stderr. */
+static int save_record(const char *path, const struct calib_report *r, struct cache_record *saved)
 {
 	const struct estimate_analysis *a = &r->estimate.analysis;
 	if (a->verdict == ESTIMATE_INCONCLUSIVE || !r->calibrated) {
@@ -72,6 +73,7 @@ static int save_record(const char *path, const struct calib_report *r, const str
 		return -1;
 	fprintf(stderr, "tscshim calib: machine-wide record saved to %s%s\n", path,
 		geteuid() == 0 ? "" : " (not as root: other users will not trust it)");
+	*saved = *rec;
 	if (!r->verdict.reliable)
 		return 0;
 	char why[256];
@@ -81,8 +83,32 @@ static int save_record(const char *path, const struct calib_report *r, const str
 	}
 	if (write_record(path, &file) != 0)
 		return -1;
-	record_costs_describe(rec, o, stdout);
+	*saved = *rec;
 	return 0;
+}
+
+/* The report's costs: the shim's own where it measured them (the record's, with --save:
+ * the very figures every process then decides from; else a child's), so that the
+ * recommendation and the decision a process makes come from the same figures. */
+static void shim_costs_into(struct calib_report *report, const struct cache_record *saved)
+{
+	struct shim_costs c;
+	char why[200] = "";
+	if (!report->verdict.reliable) {
+		snprintf(report->cost_note, sizeof report->cost_note, "the counter is not reliable here");
+		return;
+	}
+	if (saved && saved->fenced_ps) {
+		c = (struct shim_costs){.kernel_ps = saved->kernel_ps, .syscall_ps = saved->syscall_ps,
+					.fenced_ps = saved->fenced_ps, .unfenced_ps = saved->unfenced_ps};
+	} else if (saved || shim_costs_measure(&c, why, sizeof why) != 0) {
+		snprintf(report->cost_note, sizeof report->cost_note, "%s",
+			 saved ? "the record holds no costs" : why);
+		return;
+	}
+	report->cost = (struct cost){.kernel_ns = c.kernel_ps / 1e3, .syscall_ns = c.syscall_ps / 1e3,
+				     .fenced_ns = c.fenced_ps / 1e3, .unfenced_ns = c.unfenced_ps / 1e3};
+	report->cost_is_shims = true;
 }
 
 static void calib_usage(FILE *out)
@@ -200,9 +226,8 @@ int command_calib(int argc, char **argv)
 	}
 
 	if (report.calibrated) {
-		calib_measure_cost(report.rate.rate_millihz, &report.cost);
-		benefit_recommendation(&report.cost, (unsigned)values.num[OPT_MIN_GAIN_PCT],
-				       report.recommendation, sizeof report.recommendation);
+		calib_measure_cost(report.rate.rate_millihz, &report.floor);
+		report.cost = report.floor; /* until the shim's own are measured */
 		report.costed = true;
 	}
 
@@ -218,14 +243,21 @@ int command_calib(int argc, char **argv)
 	};
 	verdict_decide(&in, &report.verdict);
 
+	int status = report.verdict.reliable ? EXIT_RELIABLE : EXIT_NOT_RELIABLE;
+	struct cache_record saved = {0};
+	if (save)
+		status = report.estimated && save_record(values.text[OPT_SYSTEM_RECORD], &report, &saved) == 0
+				 ? 0 : EXIT_NOT_RELIABLE;
+	if (report.costed)
+		shim_costs_into(&report, save ? &saved : NULL);
+	benefit_recommendation(&report.cost, (unsigned)values.num[OPT_MIN_GAIN_PCT], report.recommendation,
+			       sizeof report.recommendation);
 	if (json)
 		report_print_json(stdout, &report);
 	else
 		report_print_text(stdout, &report);
-	int status = report.verdict.reliable ? EXIT_RELIABLE : EXIT_NOT_RELIABLE;
-	if (save)
-		status = report.estimated && save_record(values.text[OPT_SYSTEM_RECORD], &report, &values) == 0
-				 ? 0 : EXIT_NOT_RELIABLE;
+	if (save && status == 0 && !json)
+		record_costs_describe(&saved, &values, stdout);
 	estimate_report_free(&report.estimate);
 	return status;
 }

@@ -20,6 +20,14 @@ int command_options(int argc, char **argv);
  * with rec's cost fields set, or -1 with why. */
 struct cache_record;
 int record_costs_measure(const char *record_path, struct cache_record *rec, char *why, size_t why_size);
+/* The shim's own costs, measured by the shim in a child that preloads it and measures at
+ * load (a cold start in a directory of its own): the figures every process's benefit
+ * gate decides from. Returns 0, or -1 with why (no library, or no reliable counter). */
+struct shim_costs {
+	int source, from_record;
+	uint64_t kernel_ps, syscall_ps, fenced_ps, unfenced_ps, build;
+};
+int shim_costs_measure(struct shim_costs *out, char *why, size_t why_size);
 /* One line: what the record's costs decide under these options. */
 void record_costs_describe(const struct cache_record *rec, const struct option_values *o, FILE *out);
 /* The internal `__shim-costs` command: the preloaded shim's costs as one line. */

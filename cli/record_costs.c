@@ -45,15 +45,18 @@ int command_shim_costs(void)
 	return 0;
 }
 
-/* The child's environment: ours without LD_PRELOAD and the shim's settings (TSCSHIM_TEST_
- * hooks excepted), then the record to decide from and no per-user cache. */
-static char **child_environment(const char *library, const char *record, char *preload,
-				size_t preload_size, char *record_setting, size_t record_size)
+/* The child's environment: ours without the shim's settings (TSCSHIM_TEST_ hooks
+ * excepted), the shim preloaded (before our own LD_PRELOAD where keep_preload, else
+ * alone), then the child's own settings (NULL-terminated). */
+static char **child_environment(const char *library, bool keep_preload, char *preload, size_t preload_size,
+				char *const settings[])
 {
-	size_t n = 0;
+	size_t n = 0, extra = 0;
 	for (char **e = environ; *e; e++)
 		n++;
-	char **env = calloc(n + 4, sizeof *env);
+	while (settings[extra])
+		extra++;
+	char **env = calloc(n + extra + 2, sizeof *env);
 	if (!env)
 		return NULL;
 	size_t k = 0;
@@ -61,31 +64,34 @@ static char **child_environment(const char *library, const char *record, char *p
 		if (strncmp(*e, "LD_PRELOAD=", 11) != 0 &&
 		    (strncmp(*e, "TSCSHIM_", 8) != 0 || strncmp(*e, "TSCSHIM_TEST_", 13) == 0))
 			env[k++] = *e;
-	snprintf(preload, preload_size, "LD_PRELOAD=%s", library);
-	snprintf(record_setting, record_size, "TSCSHIM_SYSTEM_RECORD=%s", record);
+	const char *ours = getenv("LD_PRELOAD");
+	if (keep_preload && ours && ours[0])
+		snprintf(preload, preload_size, "LD_PRELOAD=%s:%s", library, ours);
+	else
+		snprintf(preload, preload_size, "LD_PRELOAD=%s", library);
 	env[k++] = preload;
-	env[k++] = record_setting;
-	env[k++] = "TSCSHIM_CACHE=off";
+	for (size_t i = 0; i < extra; i++)
+		env[k++] = settings[i];
 	env[k] = NULL;
 	return env;
 }
 
-int record_costs_measure(const char *record_path, struct cache_record *rec, char *why, size_t why_size)
+/* Runs `tscshim __shim-costs` with the shim preloaded and these settings; its one line
+ * into *out. Returns 0, or -1 with why. */
+static int costs_from_child(char *const settings[], bool keep_preload, struct shim_costs *out, char *why,
+			    size_t why_size)
 {
 	char library[PATH_MAX], self[PATH_MAX];
 	if (cli_find_library("calib", NULL, library, sizeof library) != 0) {
 		snprintf(why, why_size, "the shim library was not found");
 		return -1;
 	}
-	ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
-	if (len <= 0) {
-		snprintf(why, why_size, "/proc/self/exe: %s", strerror(errno));
+	if (cli_self_path(self, sizeof self) != 0) {
+		snprintf(why, why_size, "cannot locate this executable");
 		return -1;
 	}
-	self[len] = '\0';
-	char preload[PATH_MAX + 16], record_setting[PATH_MAX + 32];
-	char **env = child_environment(library, record_path, preload, sizeof preload, record_setting,
-				       sizeof record_setting);
+	char preload[2 * PATH_MAX + 16];
+	char **env = child_environment(library, keep_preload, preload, sizeof preload, settings);
 	int fds[2];
 	if (!env || pipe(fds) != 0) {
 		free(env);
@@ -114,24 +120,62 @@ int record_costs_measure(const char *record_path, struct cache_record *rec, char
 	if (rc == 0)
 		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 			;
-	int source, from_record;
-	uint64_t k, s, f, u, build;
-	if (rc != 0 || sscanf(line, "costs %d %d %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64, &source,
-			      &from_record, &k, &s, &f, &u, &build) != 7) {
+	if (rc != 0 || sscanf(line, "costs %d %d %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64,
+			      &out->source, &out->from_record, &out->kernel_ps, &out->syscall_ps, &out->fenced_ps,
+			      &out->unfenced_ps, &out->build) != 7) {
 		snprintf(why, why_size, "the shim in the measuring process answered nothing");
 		return -1;
 	}
-	if (source != TSCSHIM_SOURCE_SYSTEM_RECORD || !k || !s || !f || !u || !build) {
-		snprintf(why, why_size, "the shim did not decide from the record (%s)",
-			 source == TSCSHIM_SOURCE_NONE ? "it refused early or passes through"
-						       : "it does not trust it: written by root, in a directory only root may write?");
+	if (!out->kernel_ps || !out->syscall_ps || !out->fenced_ps || !out->unfenced_ps || !out->build) {
+		snprintf(why, why_size, "the shim measured no costs (%s)",
+			 out->source == TSCSHIM_SOURCE_NONE ? "it refused early or passes through"
+							    : "its counter was not found reliable");
 		return -1;
 	}
-	rec->kernel_ps = k;
-	rec->syscall_ps = s;
-	rec->fenced_ps = f;
-	rec->unfenced_ps = u;
-	rec->cost_build = build;
+	return 0;
+}
+
+int shim_costs_measure(struct shim_costs *out, char *why, size_t why_size)
+{
+	/* A cold start in a directory of its own: the child measures at load, as a process
+	 * with no record does, and nothing of the machine's or the user's is read or written. */
+	const char *tmp = getenv("TMPDIR");
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof dir, "%s/tscshim-calib.XXXXXX", tmp && tmp[0] == '/' ? tmp : "/tmp");
+	if (!mkdtemp(dir)) {
+		snprintf(why, why_size, "cannot create a temporary directory: %s", strerror(errno));
+		return -1;
+	}
+	char cache[PATH_MAX + 32];
+	snprintf(cache, sizeof cache, "TSCSHIM_CACHE=%s/cache", dir);
+	char *settings[] = {cache, "TSCSHIM_SYSTEM_RECORD=off", "TSCSHIM_DECIDE_AFTER=1", NULL};
+	/* This user's own preloads stay: they may change how the kernel's clock is read. */
+	int rc = costs_from_child(settings, true, out, why, why_size);
+	snprintf(cache, sizeof cache, "%s/cache", dir);
+	unlink(cache);
+	rmdir(dir);
+	return rc;
+}
+
+int record_costs_measure(const char *record_path, struct cache_record *rec, char *why, size_t why_size)
+{
+	char record_setting[PATH_MAX + 32];
+	snprintf(record_setting, sizeof record_setting, "TSCSHIM_SYSTEM_RECORD=%s", record_path);
+	char *settings[] = {record_setting, "TSCSHIM_CACHE=off", NULL};
+	struct shim_costs c;
+	/* The record serves every process: no preload of this shell's. */
+	if (costs_from_child(settings, false, &c, why, why_size) != 0)
+		return -1;
+	if (c.source != TSCSHIM_SOURCE_SYSTEM_RECORD) {
+		snprintf(why, why_size, "the shim did not decide from the record (it does not trust it: written by "
+					"root, in a directory only root may write?)");
+		return -1;
+	}
+	rec->kernel_ps = c.kernel_ps;
+	rec->syscall_ps = c.syscall_ps;
+	rec->fenced_ps = c.fenced_ps;
+	rec->unfenced_ps = c.unfenced_ps;
+	rec->cost_build = c.build;
 	return 0;
 }
 
@@ -145,9 +189,11 @@ void record_costs_describe(const struct cache_record *rec, const struct option_v
 	double kernel = rec->kernel_ps / 1e3, counter = (fenced ? rec->fenced_ps : rec->unfenced_ps) / 1e3;
 	unsigned min_gain = (unsigned)o->num[OPT_MIN_GAIN_PCT];
 	bool pays = benefit_pays(kernel, counter, min_gain);
+	char gain[48];
+	benefit_gain_words(kernel, counter, gain, sizeof gain);
 	fprintf(out,
-		"stored decision:     %s: %s %.1f ns against the kernel's %.1f ns, %.1f%% cheaper "
+		"stored decision:     %s: %s %.1f ns against the kernel's %.1f ns, %s "
 		"(TSCSHIM_MIN_GAIN_PCT=%u), for build %" PRIu64 "\n",
 		pays ? "serve from the counter" : "pass through", fenced ? "fenced" : "unfenced", counter,
-		kernel, 100.0 * (kernel - counter) / kernel, min_gain, rec->cost_build);
+		kernel, gain, min_gain, rec->cost_build);
 }

@@ -52,7 +52,7 @@ static const struct field fields[] = {
 	FIELD(fenced_ps, FIELD_U64, 0, CACHE_COST_MAX_PS),
 	FIELD(unfenced_ps, FIELD_U64, 0, CACHE_COST_MAX_PS),
 	FIELD(cost_build, FIELD_U64, 0, UINT64_MAX),
-	FIELD(fenced_rdtscp, FIELD_U32, 0, 1),
+	FIELD(fenced_plan, FIELD_U32, 0, 7),
 };
 enum { FIELD_COUNT = sizeof fields / sizeof fields[0] };
 

@@ -26,7 +26,8 @@
  *   fenced_ps=<the same for the shim's counter path, ordered reads>
  *   unfenced_ps=<the same, unfenced reads>
  *   cost_build=<decimal u64: the shim build that measured the four costs, 0 = none>
- *   fenced_rdtscp=<0 or 1: the ordered read fenced_ps is of, lfence; rdtsc or rdtscp>
+ *   fenced_plan=<0..7: how the fenced read that fenced_ps is of reads the counter (its
+ *     instruction, and whether before the line's loads), 0 = not measured>
  *   checksum=<16 lowercase hex digits: FNV-1a 64 over every byte before this line>
  *
  * Decimals are digits only, without sign or leading zeros. Anything else (another order,
@@ -51,7 +52,7 @@
 #include <stdint.h>
 
 #define CACHE_FORMAT_VERSION 6 /* 3: the benefit gate's costs; 4: the build they are of;
-				* 5: whether the counter is invariant; 6: which ordered read */
+				* 5: whether the counter is invariant; 6: the fenced read plan */
 #define CACHE_MAX_SIZE 4096 /* bytes; a larger file is not ours */
 #define CACHE_RECORDS_MAX 4
 
@@ -77,8 +78,8 @@ struct cache_record {
 	/* The shim build that measured them (shim_build_id()): another build's hot path
 	 * costs something else, so its figures are not used. 0 = none. */
 	uint64_t cost_build;
-	/* 1: the ordered read measured cheaper is rdtscp (fenced_ps is its cost); 0: lfence. */
-	uint32_t fenced_rdtscp;
+	/* The fenced read plan measured cheapest (fenced_ps is its cost; shim/line.h), 0 = none. */
+	uint32_t fenced_plan;
 };
 
 /* Costs above this (1 ms a call) are not a clock read: the field is out of range. */

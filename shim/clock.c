@@ -498,7 +498,7 @@ int clock_read_slow(unsigned clock, struct timespec *ts)
 
 int clock_start(const struct line_setup *setup, const char **err)
 {
-	clock_set_counter_read(setup->counter_read);
+	clock_set_read_plan(setup->read_plan);
 	covered = setup->covered;
 	setup_fork_wiped();
 	plan_cfg.calibrated_ns_per_tick = (double)setup->ns_per_tick;
@@ -537,11 +537,11 @@ int clock_start(const struct line_setup *setup, const char **err)
 	return 0;
 }
 
-void clock_set_counter_read(enum counter_read how)
+void clock_set_read_plan(unsigned plan)
 {
 	/* Atomic: readers of a path opened before (a close, then a start) may load it. Any
-	 * of the reads is correct for any line: only its order and its cost differ. */
-	__atomic_store_n(&clock_config.counter_read, (uint8_t)how, __ATOMIC_RELAXED);
+	 * plan is correct for any line: only its cost differs. */
+	__atomic_store_n(&clock_config.read_plan, (uint8_t)plan, __ATOMIC_RELAXED);
 }
 
 void clock_close(void)

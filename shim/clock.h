@@ -17,7 +17,7 @@ struct line_setup {
 	uint64_t max_error_ns;
 	uint64_t resync_ms;
 	uint32_t served;          /* bit set of enum served_clock */
-	enum counter_read counter_read;
+	unsigned read_plan;       /* how the served path reads the counter (line.h) */
 	struct cpu_mask covered;  /* the CPUs the verdict compared: serving stops if the
 	                           * process may run elsewhere (checked at re-synchronization) */
 	bool signals_blocked;     /* the caller blocks every signal throughout (the decision
@@ -28,9 +28,9 @@ struct line_setup {
  * served clocks. Returns 0, or -1 with a fixed message in *err. Async-signal-safe. */
 int clock_start(const struct line_setup *setup, const char **err);
 
-/* How the served path reads the counter from now on (the ordered read measured cheaper
- * once the costs are known, after clock_start). */
-void clock_set_counter_read(enum counter_read how);
+/* How the served path reads the counter from now on (the plan measured cheapest, once
+ * the costs are known, after clock_start). */
+void clock_set_read_plan(unsigned plan);
 
 /* Closes the path clock_start opened: every call passes through again, the counters say
  * inactive. */

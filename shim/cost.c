@@ -18,7 +18,8 @@
 #include "kernel_clock.h"
 
 enum {
-	CALLS = 8,          /* per block: long enough to amortize the timer's two reads */
+	CALLS = 32,         /* per block: long enough to amortize the timer's two reads, and to tell
+	                     * plans apart where the counter advances in steps of tens of ticks */
 	SYSCALL_CALLS = 2,  /* the system call costs ~100x more: fewer keep the budget */
 	ROUNDS = 7,         /* the median of 7 shrugs off three interrupted blocks */
 	MIN_ROUNDS = 3,
@@ -27,31 +28,57 @@ enum {
 
 typedef int read_fn(clockid_t, struct timespec *);
 
-/* The served path as the entry points take it, without their stats. */
-static inline __attribute__((always_inline)) int served_as(clockid_t clock, struct timespec *ts,
-							    enum counter_read how)
+/* The served path as the entry points take it, without their stats, with a plan of its
+ * own (the live configuration is never flipped). */
+static inline __attribute__((always_inline)) int served_as(clockid_t clock, struct timespec *ts, int plan)
 {
 	unsigned served = 0;
-	enum read_result r = clock_read_as(clock, ts, &served, how);
+	enum read_result r = clock_read_as(clock, ts, &served, plan);
 	if (r == READ_SLOW && clock_read_slow(served, ts))
 		return 0;
 	return r == READ_SERVED ? 0 : real_clock_gettime(clock, ts);
 }
 
-static __attribute__((noinline)) int served_lfence(clockid_t clock, struct timespec *ts)
-{
-	return served_as(clock, ts, COUNTER_READ_LFENCE);
-}
+/* One function per plan: the plan a constant in each, as the entry points' own code has
+ * it once the branch on the configuration is predicted. */
+#define SERVED_WITH(plan_name, plan)                                                      \
+	static __attribute__((noinline)) int served_##plan_name(clockid_t clock, struct timespec *ts) \
+	{                                                                                  \
+		return served_as(clock, ts, plan);                                         \
+	}
+SERVED_WITH(unfenced, COUNTER_READ_UNFENCED)
+SERVED_WITH(lfence_after, COUNTER_READ_LFENCE)
+SERVED_WITH(lfence_first, COUNTER_READ_LFENCE | READ_COUNTER_FIRST)
+SERVED_WITH(rdtscp_after, COUNTER_READ_RDTSCP)
+SERVED_WITH(rdtscp_first, COUNTER_READ_RDTSCP | READ_COUNTER_FIRST)
 
-static __attribute__((noinline)) int served_rdtscp(clockid_t clock, struct timespec *ts)
-{
-	return served_as(clock, ts, COUNTER_READ_RDTSCP);
-}
+/* The fenced plans measured, and the function that reads with each. */
+static const struct {
+	uint8_t plan;
+	bool needs_rdtscp;
+	read_fn *read;
+} fenced_plans[] = {
+	{COUNTER_READ_LFENCE | READ_COUNTER_FIRST, false, served_lfence_first},
+	{COUNTER_READ_LFENCE, false, served_lfence_after},
+	{COUNTER_READ_RDTSCP | READ_COUNTER_FIRST, true, served_rdtscp_first},
+	{COUNTER_READ_RDTSCP, true, served_rdtscp_after},
+};
+enum { FENCED_PLANS = sizeof fenced_plans / sizeof fenced_plans[0] };
+_Static_assert(FENCED_PLANS == sizeof ((struct cost_ps *)0)->fenced_by_plan / sizeof(uint64_t),
+	       "a cost for every fenced plan");
 
-static __attribute__((noinline)) int served_unfenced(clockid_t clock, struct timespec *ts)
+const char *read_plan_name(unsigned plan)
 {
-	return served_as(clock, ts, COUNTER_READ_UNFENCED);
+	static const char *const names[READ_PLANS] = {
+		[COUNTER_READ_LFENCE | READ_COUNTER_FIRST] = "lfence, counter first",
+		[COUNTER_READ_LFENCE] = "lfence, counter after the line's loads",
+		[COUNTER_READ_RDTSCP | READ_COUNTER_FIRST] = "rdtscp, counter first",
+		[COUNTER_READ_RDTSCP] = "rdtscp, counter after the line's loads",
+	};
+	return plan < READ_PLANS && names[plan] ? names[plan] : "unfenced";
 }
+_Static_assert(DEFAULT_FENCED_PLAN == (COUNTER_READ_LFENCE | READ_COUNTER_FIRST),
+	       "the first plan measured is the default");
 
 static __attribute__((noinline)) int system_call(clockid_t clock, struct timespec *ts)
 {
@@ -100,7 +127,7 @@ bool cost_still_applies(clockid_t clock, uint64_t rate_millihz, const struct cos
 	uint64_t timer = UINT64_MAX, kernel = UINT64_MAX;
 	block(real_clock_gettime, clock, 1);
 	for (int r = 0; r < 3; r++) {
-		uint64_t e = block(served_lfence, clock, 0), k = block(real_clock_gettime, clock, 2);
+		uint64_t e = block(served_lfence_first, clock, 0), k = block(real_clock_gettime, clock, 2);
 		timer = e < timer ? e : timer;
 		kernel = k < kernel ? k : kernel;
 	}
@@ -126,7 +153,7 @@ static bool forced_costs(struct cost_ps *out)
 	}
 	if (!text)
 		return false;
-	*out = (struct cost_ps){v[0], v[1], v[2], v[3], false};
+	*out = (struct cost_ps){v[0], v[1], v[2], v[3], 0, {0}};
 	return true;
 }
 #endif
@@ -138,25 +165,26 @@ void cost_measure(clockid_t clock, uint64_t rate_millihz, struct cost_ps *out)
 		return;
 #endif
 	/* Static: the decision's stack is small (it may be a signal's), and this runs once. */
-	static uint64_t empty[ROUNDS], kernel[ROUNDS], sys[ROUNDS], lfence[ROUNDS], rdtscp[ROUNDS],
-		unfenced[ROUNDS];
-	/* Which ordered read is cheaper depends on the CPU (on AMD EPYC lfence; rdtsc, on
-	 * some Intel Xeons rdtscp), so both are timed where the CPU has both. */
+	static uint64_t empty[ROUNDS], kernel[ROUNDS], sys[ROUNDS], unfenced[ROUNDS], fenced[FENCED_PLANS][ROUNDS];
+	/* Which fenced plan is cheapest depends on the CPU, so each is timed where the CPU
+	 * can run it (rdtscp: one CPUID leaf, asked only here). */
 	bool has_rdtscp = counter_has_rdtscp();
 	long double ps_per_tick = 1e15L / (long double)rate_millihz;
 	uint64_t budget = (uint64_t)(BUDGET_NS * 1000.0L / ps_per_tick);
 	/* A first round, not counted, brings code and line into the caches. */
 	block(real_clock_gettime, clock, 1);
-	block(served_lfence, clock, 1);
-	if (has_rdtscp)
-		block(served_rdtscp, clock, 1);
+	block(served_unfenced, clock, 1);
+	for (int p = 0; p < FENCED_PLANS; p++)
+		if (has_rdtscp || !fenced_plans[p].needs_rdtscp)
+			block(fenced_plans[p].read, clock, 1);
 	uint64_t began = counter_read_ordered();
 	int r = 0;
 	while (r < ROUNDS && (r < MIN_ROUNDS || counter_read_ordered() - began < budget)) {
-		empty[r] = block(served_lfence, clock, 0);
+		empty[r] = block(served_lfence_first, clock, 0);
 		kernel[r] = block(real_clock_gettime, clock, CALLS);
-		lfence[r] = block(served_lfence, clock, CALLS);
-		rdtscp[r] = has_rdtscp ? block(served_rdtscp, clock, CALLS) : UINT64_MAX;
+		for (int p = 0; p < FENCED_PLANS; p++)
+			fenced[p][r] = has_rdtscp || !fenced_plans[p].needs_rdtscp
+					       ? block(fenced_plans[p].read, clock, CALLS) : UINT64_MAX;
 		unfenced[r] = block(served_unfenced, clock, CALLS);
 		sys[r] = block(system_call, clock, SYSCALL_CALLS);
 		r++;
@@ -164,16 +192,20 @@ void cost_measure(clockid_t clock, uint64_t rate_millihz, struct cost_ps *out)
 	uint64_t timer = median(empty, r);
 	out->kernel = per_call_ps(kernel, r, timer, CALLS, ps_per_tick);
 	out->syscall = per_call_ps(sys, r, timer, SYSCALL_CALLS, ps_per_tick);
-	out->fenced = per_call_ps(lfence, r, timer, CALLS, ps_per_tick);
-	out->fenced_rdtscp = false;
-	if (has_rdtscp) {
-		uint64_t with_rdtscp = per_call_ps(rdtscp, r, timer, CALLS, ps_per_tick);
-		if (with_rdtscp < out->fenced) {
-			out->fenced = with_rdtscp;
-			out->fenced_rdtscp = true;
+	out->unfenced = per_call_ps(unfenced, r, timer, CALLS, ps_per_tick);
+	out->fenced = UINT64_MAX;
+	out->fenced_plan = 0;
+	for (int p = 0; p < FENCED_PLANS; p++) {
+		if (!has_rdtscp && fenced_plans[p].needs_rdtscp)
+			continue;
+		/* Strictly cheaper to replace the one before: ties keep the default order. */
+		uint64_t ps = per_call_ps(fenced[p], r, timer, CALLS, ps_per_tick);
+		out->fenced_by_plan[p] = ps;
+		if (ps < out->fenced) {
+			out->fenced = ps;
+			out->fenced_plan = fenced_plans[p].plan;
 		}
 	}
-	out->unfenced = per_call_ps(unfenced, r, timer, CALLS, ps_per_tick);
 }
 
 bool cost_pays(const struct cost_ps *c, bool fenced, unsigned min_gain_pct)

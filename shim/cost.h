@@ -4,19 +4,25 @@
 #ifndef SHIM_COST_H
 #define SHIM_COST_H
 
-#include "counter.h"
+#include "line.h"
 
 #include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
 
-/* Per-call costs in picoseconds; 0 = not measured. fenced is the cheaper of the two
- * ordered reads, fenced_rdtscp says which (false: lfence; rdtsc, also where not measured
- * or the CPU has no rdtscp). */
+/* Per-call costs in picoseconds; 0 = not measured. fenced is the cheapest fenced read
+ * plan's (shim/line.h: lfence; rdtsc or rdtscp, the counter before or after the line's
+ * loads), fenced_plan says which (0: not measured). */
 struct cost_ps {
 	uint64_t kernel, syscall, fenced, unfenced;
-	bool fenced_rdtscp;
+	uint8_t fenced_plan;
+	/* Each fenced plan's cost as measured now (TSCSHIM_VERBOSE=2 shows them), in the
+	 * order of fenced_plan_names; 0 where not measured (a record's costs, no rdtscp). */
+	uint64_t fenced_by_plan[4];
 };
+
+/* "lfence, counter first" and the like: a fenced plan as the verbose line names it. */
+const char *read_plan_name(unsigned plan);
 
 /* Measures the four for one served clock, timed by the counter at rate_millihz, on the
  * line clock_start published: interleaved blocks, medians, about 50 us at most.
@@ -31,12 +37,14 @@ bool cost_still_applies(clockid_t clock, uint64_t rate_millihz, const struct cos
  * kernel's clock by these figures. */
 bool cost_pays(const struct cost_ps *c, bool fenced, unsigned min_gain_pct);
 
-/* The served path's counter read for these costs: unfenced, or the cheaper ordered read. */
-static inline enum counter_read cost_counter_read(const struct cost_ps *c, bool fenced)
+/* The served path's read plan for these costs: unfenced, or the fenced plan measured
+ * cheapest (the default where none was). */
+static inline unsigned cost_read_plan(const struct cost_ps *c, bool fenced)
 {
 	if (!fenced)
 		return COUNTER_READ_UNFENCED;
-	return c->fenced_rdtscp ? COUNTER_READ_RDTSCP : COUNTER_READ_LFENCE;
+	bool usable = read_plan_valid(c->fenced_plan) && (c->fenced_plan & 3) != COUNTER_READ_UNFENCED;
+	return usable ? c->fenced_plan : DEFAULT_FENCED_PLAN;
 }
 
 #endif

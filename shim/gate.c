@@ -417,7 +417,7 @@ static bool step8_clock_start(const struct option_values *o, const struct cpu_ma
 		.max_error_ns = o->num[OPT_MAX_ERROR_NS],
 		.resync_ms = o->num[OPT_RESYNC_MS],
 		.served = gate_result.served,
-		.counter_read = cost_counter_read(&gate_result.cost, gate_result.fenced),
+		.read_plan = cost_read_plan(&gate_result.cost, gate_result.fenced),
 		.covered = *covered,
 		.signals_blocked = decision_signals_blocked,
 	};
@@ -471,7 +471,7 @@ static bool step7_record_costs(const struct cache_record *rec, const struct foun
 		if (!record_has_costs(r, build))
 			continue;
 		gate_result.cost = (struct cost_ps){r->kernel_ps, r->syscall_ps, r->fenced_ps, r->unfenced_ps,
-						    r->fenced_rdtscp != 0};
+						    (uint8_t)r->fenced_plan, {0}};
 		if (cost_still_applies(cost_clock(), gate_result.rate_millihz, &gate_result.cost)) {
 			gate_result.costs_from_record = true;
 			return true;
@@ -540,7 +540,7 @@ static bool steps7_8_benefit(const struct option_values *o, const struct cache_r
 	if (from_record)
 		return false; /* judged above: serve */
 	cost_measure(cost_clock(), gate_result.rate_millihz, &gate_result.cost);
-	clock_set_counter_read(cost_counter_read(&gate_result.cost, gate_result.fenced));
+	clock_set_read_plan(cost_read_plan(&gate_result.cost, gate_result.fenced));
 	judge_benefit(o);
 	return true;
 }
@@ -557,7 +557,7 @@ static void step9_keep(const struct found_record *f, const struct cache_record *
 			keep.syscall_ps = gate_result.cost.syscall;
 			keep.fenced_ps = gate_result.cost.fenced;
 			keep.unfenced_ps = gate_result.cost.unfenced;
-			keep.fenced_rdtscp = gate_result.cost.fenced_rdtscp;
+			keep.fenced_plan = gate_result.cost.fenced_plan;
 			keep.cost_build = gate_result.cost_build;
 		}
 		record_keep(f->cache_path, &keep);
@@ -592,7 +592,17 @@ static void say_costs(struct text *t, const struct option_values *o)
 	text_add_ps(t, gate_result.cost.syscall);
 	text_add(t, " ns, fenced ");
 	text_add_ps(t, gate_result.cost.fenced);
-	text_add(t, " ns, unfenced ");
+	text_add(t, " ns (");
+	text_add(t, read_plan_name(cost_read_plan(&gate_result.cost, true)));
+	static const char *const plan_words[4] = {"; lfence first ", ", after ", "; rdtscp first ", ", after "};
+	for (int p = 0; say_level >= 2 && p < 4; p++) {
+		/* Every fenced plan measured (cost.c's order): what the choice was made from. */
+		if (!gate_result.cost.fenced_by_plan[p])
+			continue;
+		text_add(t, plan_words[p]);
+		text_add_ps(t, gate_result.cost.fenced_by_plan[p]);
+	}
+	text_add(t, "), unfenced ");
 	text_add_ps(t, gate_result.cost.unfenced);
 	text_add(t, gate_result.costs_from_record ? " ns, from the record; TSCSHIM_SERVE=" : " ns, measured now; TSCSHIM_SERVE=");
 	text_add(t, o->num[OPT_SERVE] == SERVE_ALWAYS ? "always" : "auto");

@@ -76,7 +76,7 @@ struct fork_wiped {
 /* Read by every call; a cache line of its own (the load page's writers stay off it). */
 struct clock_config {
 	_Alignas(64) uint8_t served_index[CLOCK_ID_LIMIT]; /* by clock id: served clock + 1; 0 not */
-	uint8_t counter_read; /* enum counter_read: how the served path reads the counter */
+	uint8_t read_plan; /* how the served path reads the counter (clock_read_as) */
 };
 _Static_assert(sizeof(struct clock_config) == 64, "the configuration fills its cache line, alone");
 
@@ -92,10 +92,10 @@ extern struct clock_config clock_config;
 
 #define LOAD(field) __atomic_load_n(&(field), __ATOMIC_RELAXED)
 
-/* The counter, read as the configuration says (the writer and the slow path). */
+/* The counter, read with the configured instruction (the writer and the slow path). */
 static inline uint64_t read_counter(void)
 {
-	return counter_read_as((enum counter_read)LOAD(clock_config.counter_read));
+	return counter_read_as((enum counter_read)(LOAD(clock_config.read_plan) & 3));
 }
 
 /* Reader helpers, as the kernel's vDSO has them: begin returns the state and the slot
@@ -131,24 +131,42 @@ enum read_result {
 	              * while it was read) */
 };
 
-/* clock_read_as's counter read: an enum counter_read, or as clock_config says. */
-enum { COUNTER_READ_AS_CONFIGURED = -1 };
+/* How the served path reads the counter (clock_config.read_plan): the instruction, an
+ * enum counter_read, and with READ_COUNTER_FIRST, the counter before the line's loads
+ * rather than after them. Which order is cheaper depends on the CPU: an ordered read
+ * waits for the loads issued before it, so on a CPU that overlaps the loads after it
+ * with its own latency (AMD EPYC measured) reading the counter first is cheaper, and on
+ * one whose ordered read holds back the instructions after it (Intel Xeons, as reported)
+ * loading first is. shim/cost.c measures every fenced plan and the decision keeps the
+ * cheapest; where nothing was measured, DEFAULT_FENCED_PLAN. Any plan is correct for
+ * any line: only the cost differs. */
+enum {
+	READ_COUNTER_FIRST = 4,
+	DEFAULT_FENCED_PLAN = COUNTER_READ_LFENCE | READ_COUNTER_FIRST,
+	READ_PLANS = 8,
+	READ_PLAN_AS_CONFIGURED = -1, /* clock_read_as: as clock_config says */
+};
+
+static inline bool read_plan_valid(unsigned plan)
+{
+	return plan < READ_PLANS && (plan & 3) <= COUNTER_READ_RDTSCP;
+}
 
 /* The inline part of a read: the rare cases return READ_SLOW and the caller finishes
  * them out of line, so that no call and none of the slow path's code sits in line.
  *
- * The seqlock's usual order: the state and the current range's bounds, then the
- * counter, then the form, then the state again. The state names the slot, so every
- * later load is one step from an address known before the counter is read: on CPUs
- * where the ordered read holds back the instructions after it (Intel), a chain of
- * dependent loads there (the state's address from the GOT, the state, the slot) sat on
- * every read's critical path. Each range (struct read_range) is one cache line that says
- * which counter values it serves and how, so a read needs no other field of the line,
- * and few values live across the counter read: the path needs no stack frame.
+ * A seqlock read: the state, the current range's bounds, the counter (first or after
+ * the bounds, as the plan says), the form, the state again. The state names the slot,
+ * so every later load is one step from an address known at once: no chain of dependent
+ * loads (the state's address from the GOT, the state, the slot) sits between the
+ * counter read and the result. Each range (struct read_range) is one cache line that
+ * says which counter values it serves and how, so a read needs no other field of the
+ * line, and few values are live at once: the path needs no stack frame.
  *
- * Fenced, the counter is read after the state load, which comes after every earlier
- * load of the thread: a thread that saw another's value sees its line or a newer one,
- * and a counter value no older (shim/clock.c says why that suffices).
+ * Fenced, the counter is read after every earlier load of the thread (before or after
+ * the state load, as planned): a thread that saw another's value then reads that
+ * value's line or a newer one, and a counter value no older; every line is pointwise at
+ * or above the one before it (shim/clock.c says why that suffices, in either order).
  *
  * A new line's segment starts where the old one's hard end was, so for about one life
  * in two the counter is before cur.start: the prev range serves it, in line, wherever
@@ -156,7 +174,7 @@ enum { COUNTER_READ_AS_CONFIGURED = -1 };
  * last a life, and the prev range's loads issue under the prediction). One unsigned
  * compare per range sends every rare case to the slow path. */
 static inline __attribute__((always_inline)) enum read_result
-clock_read_as(clockid_t id, struct timespec *ts, unsigned *served, int how)
+clock_read_as(clockid_t id, struct timespec *ts, unsigned *served, int plan_override)
 {
 	if ((unsigned)id >= CLOCK_ID_LIMIT)
 		return READ_PASS;
@@ -167,34 +185,28 @@ clock_read_as(clockid_t id, struct timespec *ts, unsigned *served, int how)
 	if (!c)
 		return READ_PASS;
 	c--;
-#ifndef ORDER
-#define ORDER 0
-#endif
-#if ORDER == 2
-	enum counter_read read = how == COUNTER_READ_AS_CONFIGURED
-					 ? (enum counter_read)LOAD(clock_config.counter_read)
-					 : (enum counter_read)how;
-	uint64_t t = counter_read_as(read);
-#endif
+	/* After that acquire: the plan clock_start set before it opened the path. */
+#define READ_PLAN() (plan_override == READ_PLAN_AS_CONFIGURED ? LOAD(clock_config.read_plan) : (unsigned)plan_override)
+	uint64_t t, w, from, span;
 	const struct line_slot *s;
-	uint64_t w = slot_read_begin(&s);
-	const struct read_range *r = &s->forms.cur[c];
-#if ORDER == 0
-	uint64_t from = LOAD(r->from), span = LOAD(r->span);
-#endif
-#if ORDER != 2
-	/* The loads above stay above the counter read, unfenced too (order of issue). */
-	__asm__ __volatile__("" ::: "memory");
-	/* After the served_index acquire: the counter read clock_start set before it
-	 * opened the path. Loaded last, so that it holds no register meanwhile. */
-	enum counter_read read = how == COUNTER_READ_AS_CONFIGURED
-					 ? (enum counter_read)LOAD(clock_config.counter_read)
-					 : (enum counter_read)how;
-	uint64_t t = counter_read_as(read);
-#endif
-#if ORDER != 0
-	uint64_t from = LOAD(r->from), span = LOAD(r->span);
-#endif
+	const struct read_range *r;
+	unsigned plan = READ_PLAN();
+	if (plan & READ_COUNTER_FIRST) {
+		t = counter_read_as((enum counter_read)(plan & 3));
+		w = slot_read_begin(&s);
+		r = &s->forms.cur[c];
+		from = LOAD(r->from), span = LOAD(r->span);
+	} else {
+		w = slot_read_begin(&s);
+		r = &s->forms.cur[c];
+		from = LOAD(r->from), span = LOAD(r->span);
+		/* The loads above stay above the counter read, unfenced too (order of issue);
+		 * the plan is loaded again rather than kept in a register across them (either
+		 * value is correct). */
+		__asm__ __volatile__("" ::: "memory");
+		t = counter_read_as((enum counter_read)(READ_PLAN() & 3));
+	}
+#undef READ_PLAN
 	if (__builtin_expect(t - from >= span, 0)) {
 		/* Not in [cur.start, expiry): before cur.start, prev may serve it. Reached
 		 * from r itself (prev[c] is cur[c] + TRACKS), so nothing else stays live. */
@@ -233,7 +245,7 @@ slow:
 static inline __attribute__((always_inline)) enum read_result
 clock_read(clockid_t id, struct timespec *ts, unsigned *served)
 {
-	return clock_read_as(id, ts, served, COUNTER_READ_AS_CONFIGURED);
+	return clock_read_as(id, ts, served, READ_PLAN_AS_CONFIGURED);
 }
 
 #endif

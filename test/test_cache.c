@@ -91,7 +91,7 @@ static struct cache_record sample(void)
 		.fenced_ps = 27600,
 		.unfenced_ps = 11800,
 		.cost_build = 18000000000000000001ull,
-		.fenced_rdtscp = 1,
+		.fenced_plan = 5,
 	};
 	cpu_mask_add(&r.cpus, 0);
 	cpu_mask_add(&r.cpus, 1);
@@ -143,7 +143,7 @@ static void check_same(const struct cache_record *a, const struct cache_record *
 	CHECK_EQ_U64(a->fenced_ps, b->fenced_ps);
 	CHECK_EQ_U64(a->unfenced_ps, b->unfenced_ps);
 	CHECK_EQ_U64(a->cost_build, b->cost_build);
-	CHECK_EQ_U64(a->fenced_rdtscp, b->fenced_rdtscp);
+	CHECK_EQ_U64(a->fenced_plan, b->fenced_plan);
 }
 
 /* Writes exactly these bytes, mode 0600. */
@@ -257,7 +257,7 @@ static void format_is_the_documented_text(void)
 				  "fenced_ps=27600\n"
 				  "unfenced_ps=11800\n"
 				  "cost_build=18000000000000000001\n"
-				  "fenced_rdtscp=1\n";
+				  "fenced_plan=5\n";
 	size_t body = strlen(expect_body);
 	CHECK(n > 0 && (size_t)n == strlen(buf));
 	CHECK(strncmp(buf, expect_body, body) == 0);
@@ -415,8 +415,8 @@ static void corrupt_fields(void)
 		/* Only the writer's form: every field, once, in the table's order. */
 		{"cpus=", "cpus=3\n", "cpus=3\n", "expected the field estimate_verdict"},
 		{"boot_id=", NULL, NULL, "expected the field boot_id"},
-		{"fenced_rdtscp=", NULL, NULL, "a record is cut short"},
-		{"fenced_rdtscp=", "fenced_rdtscp=2\n", NULL, "fenced_rdtscp"},
+		{"fenced_plan=", NULL, NULL, "a record is cut short"},
+		{"fenced_plan=", "fenced_plan=8\n", NULL, "fenced_plan"},
 		{"cpus=", "cpu_signature=1\n", NULL, "expected the field cpus"},
 		{"cpus=", "=3\n", NULL, "expected the field cpus"},
 		{"cpus=", "cpus 3\n", NULL, "expected the field cpus"},

@@ -127,14 +127,16 @@ static void no_line_or_an_unserved_clock(void)
 /* What the hot path hands out is the line's value (line_value) at a counter value taken
  * during the call, through cur and through prev, at an odd rate and with bases a few ns
  * before a second ends, so that values cross into the next second. */
-/* Whatever way the counter is read (unfenced, lfence; rdtsc, or rdtscp where the CPU has
- * it), in the current segment (k = 1) and in prev's range (k = 0). */
+/* Whatever the read plan (unfenced, lfence; rdtsc or rdtscp where the CPU has it; the
+ * counter before or after the line's loads), in the current segment and in prev's range. */
 static void served_values_are_the_lines(void)
 {
 	rate_millihz = 2449999999937ull;
-	int kinds = counter_has_rdtscp() ? 3 : 2;
-	for (int k = 0; k < 2 * kinds; k++) {
-		clock_config.counter_read = (uint8_t)(k / 2); /* enum counter_read */
+	for (int k = 0; k < 2 * READ_PLANS; k++) {
+		unsigned plan = (unsigned)k / 2;
+		if (!read_plan_valid(plan) || ((plan & 3) == COUNTER_READ_RDTSCP && !counter_has_rdtscp()))
+			continue;
+		clock_config.read_plan = (uint8_t)plan;
 		uint64_t now = counter_read_ordered();
 		struct line l;
 		memset(&l, 0, sizeof l);
@@ -157,7 +159,7 @@ static void served_values_are_the_lines(void)
 		}
 	}
 	rate_millihz = GHZ_MILLIHZ;
-	clock_config.counter_read = COUNTER_READ_LFENCE;
+	clock_config.read_plan = DEFAULT_FENCED_PLAN;
 }
 
 /* A current segment whose values would pass 2^63 ns has no read form: line_seal stops
@@ -177,7 +179,7 @@ static void a_line_no_read_form_covers_is_stopped(void)
 int main(void)
 {
 	clock_config.served_index[CLOCK_MONOTONIC] = SERVED_MONOTONIC + 1;
-	clock_config.counter_read = COUNTER_READ_LFENCE;
+	clock_config.read_plan = DEFAULT_FENCED_PLAN;
 	RUN(before_the_current_segment_prev_serves_in_line);
 	RUN(a_floor_on_prev_sends_the_read_to_the_slow_path);
 	RUN(a_clamp_on_prev_sends_the_read_to_the_slow_path);

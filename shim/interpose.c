@@ -159,6 +159,18 @@ static bool set_decided_targets(void)
 	return true;
 }
 
+#ifdef TSCSHIM_TEST_HOOKS
+/* The test build only: where clock_gettime sends a call the counter does not serve now,
+ * 0 undecided, 1 the vDSO's own, 2 the real function through its wrapper, 3 counted. */
+SHIM_EXPORT int tscshim_test_pass_target(void)
+{
+	negated_errno_clock_gettime_fn *t = __atomic_load_n(&pass_to.clock_gettime, __ATOMIC_ACQUIRE);
+	if (t == clock_gettime_undecided)
+		return 0;
+	return t == clock_gettime_real ? 2 : t == clock_gettime_counted ? 3 : 1;
+}
+#endif
+
 /* ---- the undecided targets ---- */
 
 /* True when the decision is made, by this read or before, and the targets are set:

@@ -1,0 +1,72 @@
+#!/usr/bin/env bats
+# Calls the shim does not serve: once the decision is made, by whichever trigger (the due
+# read, load, a status query, a fork child's inheritance), they go through the target the
+# decision set, the kernel's vDSO function itself where glibc's clock_gettime only wraps
+# it, and say failures as the C library does (-1, errno). The test build names the
+# target (test/probe_pass.c); speed is the benchmark's business (tscshim bench's
+# shim-passing rows).
+bats_require_minimum_version 1.5.0
+load helpers
+
+HOOKS="$ROOT/build/test/libtscshim-hooks.so"
+PROBE="$ROOT/build/test/probe_pass"
+REFCLOCK="$ROOT/build/test/librefclock.so"
+
+setup() {
+	export TSCSHIM_CACHE="$BATS_TEST_TMPDIR/cache"
+}
+
+@test "pass: without the shim the probe's calls hold (the reference for the rest)" {
+	run "$PROBE" read
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$output" = "target=-1" ]
+}
+
+@test "pass: each trigger of the decision sets the vDSO target, and unserved calls behave as libc's" {
+	# A cold start decides at load, and leaves the cache the other cases start from.
+	run env LD_PRELOAD="$HOOKS" "$PROBE" load
+	echo "load: $output"
+	[ "$status" -eq 0 ]
+	[ "$output" = "target=1" ]
+	for serve in always auto; do
+		run env TSCSHIM_SERVE=$serve LD_PRELOAD="$HOOKS" "$PROBE" read
+		echo "read ($serve): $output"
+		[ "$status" -eq 0 ]
+		[ "$output" = "target=1" ]
+		run env TSCSHIM_SERVE=$serve TSCSHIM_DECIDE_AFTER=1000000 LD_PRELOAD="$HOOKS" "$PROBE" status
+		echo "status ($serve): $output"
+		[ "$status" -eq 0 ]
+		[ "$output" = "target=1" ]
+		run env TSCSHIM_SERVE=$serve LD_PRELOAD="$HOOKS" "$PROBE" fork
+		echo "fork ($serve): $output"
+		[ "$status" -eq 0 ]
+		[ "$output" = "target=1" ]
+	done
+	run env TSCSHIM_DISABLE=1 LD_PRELOAD="$HOOKS" "$PROBE" status
+	echo "disabled: $output"
+	[ "$status" -eq 0 ]
+	[ "$output" = "target=1" ]
+}
+
+@test "pass: before the decision the calls count and pass through, with the same results" {
+	run env LD_PRELOAD="$HOOKS" "$PROBE" load # the cache: no decision at load below
+	[ "$status" -eq 0 ]
+	run env TSCSHIM_DECIDE_AFTER=1000000 LD_PRELOAD="$HOOKS" "$PROBE" none
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$output" = "target=0" ]
+}
+
+@test "pass: with TSCSHIM_STATS every call is counted; a wrapper preloaded after the shim is called, not the vDSO" {
+	run --separate-stderr env TSCSHIM_STATS=stderr LD_PRELOAD="$HOOKS" "$PROBE" read
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$output" = "target=3" ]
+	# The double stands between the shim and libc: it is the real function, and with
+	# TSCTEST_SYSCALL it answers by the system call (still the kernel's clock).
+	run env TSCTEST_SYSCALL=1 LD_PRELOAD="$HOOKS:$REFCLOCK" "$PROBE" read
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$output" = "target=2" ]
+}

@@ -1,0 +1,100 @@
+/* Calls the shim does not serve, once the decision is made by each of its triggers: they
+ * reach the kernel's clock through the pass target the decision set (the test build's
+ * tscshim_test_pass_target says which), and say failures as the C library does.
+ *   probe_pass read      the decision at the first read (TSCSHIM_DECIDE_AFTER=1)
+ *   probe_pass load      a cold start: the decision at load
+ *   probe_pass status    the decision from a status query, with no read due
+ *   probe_pass fork      decided in the parent; the child checks its inherited target
+ *   probe_pass none      no decision (the read count not reached): the undecided target
+ * Prints "target=N" (0 undecided, 1 vDSO, 2 real, 3 counted) and exits 0 when every
+ * check held, else 1 after a line naming the one that did not. */
+#define _GNU_SOURCE
+#include "tscshim.h"
+
+#include "kernel_clock.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static int failed(const char *what)
+{
+	printf("FAILED: %s\n", what);
+	return 1;
+}
+
+/* Unserved and invalid calls, through whatever target is set now. */
+static int pass_through_calls(void)
+{
+	struct timespec ts;
+	int64_t lo = kernel_ns(CLOCK_MONOTONIC_COARSE);
+	if (clock_gettime(CLOCK_MONOTONIC_COARSE, &ts) != 0)
+		return failed("CLOCK_MONOTONIC_COARSE");
+	int64_t hi = kernel_ns(CLOCK_MONOTONIC_COARSE);
+	if (ns_of(&ts) < lo || ns_of(&ts) > hi)
+		return failed("CLOCK_MONOTONIC_COARSE outside the kernel's bracket");
+	errno = 0;
+	if (clock_gettime((clockid_t)12345, &ts) != -1 || errno != EINVAL)
+		return failed("an invalid clock id: not -1 and EINVAL");
+	errno = 0;
+	if (clock_gettime(CLOCK_TAI, &ts) != 0 || errno != 0)
+		return failed("CLOCK_TAI");
+	struct timeval tv;
+	struct timezone tz;
+	if (gettimeofday(&tv, &tz) != 0)
+		return failed("gettimeofday with a timezone");
+	if (timespec_get(&ts, TIME_UTC) != TIME_UTC || timespec_get(&ts, 12345) != 0)
+		return failed("timespec_get");
+	return 0;
+}
+
+static int target(void)
+{
+	int (*fn)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "tscshim_test_pass_target");
+	return fn ? fn() : -1;
+}
+
+static int check_and_say(void)
+{
+	if (pass_through_calls() != 0)
+		return 1;
+	printf("target=%d\n", target());
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc >= 2 ? argv[1] : "";
+	struct timespec ts;
+	if (strcmp(mode, "read") == 0) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+	} else if (strcmp(mode, "status") == 0) {
+		struct tscshim_status s;
+		int (*fn)(struct tscshim_status *) = (int (*)(struct tscshim_status *))dlsym(RTLD_DEFAULT, "tscshim_status");
+		if (!fn || fn(&s) != 0)
+			return failed("tscshim_status");
+	} else if (strcmp(mode, "fork") == 0) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		clock_gettime(CLOCK_MONOTONIC_COARSE, &ts); /* the parent's target set */
+		fflush(stdout);
+		pid_t child = fork();
+		if (child == 0) {
+			int rc = check_and_say();
+			fflush(stdout);
+			_exit(rc);
+		}
+		int status;
+		if (child < 0 || waitpid(child, &status, 0) != child)
+			return failed("fork");
+		return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+	} else if (strcmp(mode, "load") != 0 && strcmp(mode, "none") != 0) {
+		fprintf(stderr, "usage: probe_pass read|load|status|fork|none\n");
+		return 2;
+	}
+	return check_and_say();
+}

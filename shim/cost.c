@@ -138,22 +138,24 @@ bool cost_still_applies(clockid_t clock, uint64_t rate_millihz, const struct cos
 }
 
 #ifdef TSCSHIM_TEST_HOOKS
-/* The test build only: TSCSHIM_TEST_COSTS="KERNEL,SYSCALL,FENCED,UNFENCED" (ps) stands in
- * for the measurement, so that tests stage a gain at the margin and see what a record
- * makes of it. */
+/* The test build only: TSCSHIM_TEST_COSTS="KERNEL,SYSCALL,FENCED,UNFENCED[,PLAN]" (ps;
+ * PLAN a fenced read plan, shim/line.h) stands in for the measurement, so that tests
+ * stage a gain at the margin and see what a record makes of it, and serve with each
+ * plan. */
 #include <stdlib.h>
 static bool forced_costs(struct cost_ps *out)
 {
 	const char *text = getenv("TSCSHIM_TEST_COSTS");
-	uint64_t v[4];
-	for (int i = 0; text && i < 4; i++) {
+	uint64_t v[5] = {0};
+	int i = 0;
+	for (; text && *text && i < 5; i++) {
 		char *end;
 		v[i] = strtoull(text, &end, 10);
-		text = *end == (i < 3 ? ',' : '\0') ? end + 1 : NULL;
+		text = *end == ',' ? end + 1 : *end == '\0' ? end : NULL;
 	}
-	if (!text)
+	if (!text || *text || i < 4)
 		return false;
-	*out = (struct cost_ps){v[0], v[1], v[2], v[3], 0, {0}};
+	*out = (struct cost_ps){v[0], v[1], v[2], v[3], (uint8_t)v[4], {0}};
 	return true;
 }
 #endif

@@ -30,6 +30,13 @@ int conversion_from_slope(struct conversion *out, long double ns_per_tick);
 /* The slope the parameters stand for, ns per tick. */
 long double conversion_slope(const struct conversion *c);
 
+/* The counter's period at rate_millihz (mHz), in ns: how every timer and figure turns
+ * ticks into time. rate_millihz must not be 0. */
+static inline long double ns_per_tick_at(uint64_t rate_millihz)
+{
+	return 1e12L / (long double)rate_millihz;
+}
+
 /* Largest delta whose converted value is below 2^63 ns, where the bound above holds. */
 uint64_t conversion_max_delta(const struct conversion *c);
 

@@ -5,6 +5,7 @@
 #include "shim_status.h"
 
 #include "calibrate.h"
+#include "convert.h"
 #include "tscshim.h"
 
 #include <dlfcn.h>
@@ -56,7 +57,7 @@ int bench_timing_setup(void)
 		}
 		rate = est.rate_millihz;
 	}
-	ns_per_tick = 1e12 / (double)rate;
+	ns_per_tick = (double)ns_per_tick_at(rate);
 	return 0;
 }
 

@@ -123,7 +123,7 @@ bool cost_still_applies(clockid_t clock, uint64_t rate_millihz, const struct cos
 	 * on this process too: another library preloaded before us may make every read a
 	 * system call (or stop doing so). Three short blocks tell a vDSO read (tens of ns)
 	 * from a system call (hundreds) for well under a microsecond on a vDSO host. */
-	long double ps_per_tick = 1e15L / (long double)rate_millihz;
+	long double ps_per_tick = 1000 * ns_per_tick_at(rate_millihz);
 	uint64_t timer = UINT64_MAX, kernel = UINT64_MAX;
 	block(real_clock_gettime, clock, 1);
 	for (int r = 0; r < 3; r++) {
@@ -132,9 +132,9 @@ bool cost_still_applies(clockid_t clock, uint64_t rate_millihz, const struct cos
 		kernel = k < kernel ? k : kernel;
 	}
 	uint64_t now_ps = (uint64_t)((long double)(kernel > timer ? kernel - timer : 0) * ps_per_tick / 2);
-	bool syscall_now = now_ps * 2 >= cached->syscall;
-	bool syscall_then = cached->kernel * 2 >= cached->syscall;
-	return syscall_now == syscall_then;
+	struct cost now = {.kernel_ns = now_ps / 1e3, .syscall_ns = cached->syscall / 1e3};
+	struct cost then = {.kernel_ns = cached->kernel / 1e3, .syscall_ns = cached->syscall / 1e3};
+	return benefit_kernel_path(&now) == benefit_kernel_path(&then);
 }
 
 #ifdef TSCSHIM_TEST_HOOKS
@@ -171,7 +171,7 @@ void cost_measure(clockid_t clock, uint64_t rate_millihz, struct cost_ps *out)
 	/* Which fenced plan is cheapest depends on the CPU, so each is timed where the CPU
 	 * can run it (rdtscp: one CPUID leaf, asked only here). */
 	bool has_rdtscp = counter_has_rdtscp();
-	long double ps_per_tick = 1e15L / (long double)rate_millihz;
+	long double ps_per_tick = 1000 * ns_per_tick_at(rate_millihz);
 	uint64_t budget = (uint64_t)(BUDGET_NS * 1000.0L / ps_per_tick);
 	/* A first round, not counted, brings code and line into the caches. */
 	block(real_clock_gettime, clock, 1);

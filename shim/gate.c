@@ -413,7 +413,7 @@ static void step6_verdict(const struct option_values *o, const struct counter_id
 static bool step8_clock_start(const struct option_values *o, const struct cpu_mask *covered)
 {
 	struct line_setup setup = {
-		.ns_per_tick = 1e12L / (long double)gate_result.rate_millihz,
+		.ns_per_tick = ns_per_tick_at(gate_result.rate_millihz),
 		.max_error_ns = o->num[OPT_MAX_ERROR_NS],
 		.resync_ms = o->num[OPT_RESYNC_MS],
 		.served = gate_result.served,

@@ -130,7 +130,7 @@ $(B)/test/test_ab_stats: test/test_ab_stats.c test/unit.h $(AB_PURE_OBJ) $(B)/li
 	$(CC) $(ALL_CFLAGS) -Icli $< $(AB_PURE_OBJ) $(B)/libtsccalib.a -o $@ $(LDLIBS)
 
 # Programs run under the shim by the bats tests: plain executables.
-$(B)/test/probe_%: test/probe_%.c include/tscshim.h test/kernel_clock.h shim/test_points.h
+$(B)/test/probe_%: test/probe_%.c include/tscshim.h test/kernel_ns.h shim/test_points.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Ishim $< -o $@ -pthread -ldl
 
@@ -242,7 +242,7 @@ stack-usage:
 
 # Opt-in, as root: slews the kernel's frequency by +/-500 ppm and steps the wall clock,
 # restoring both on every exit path. Never part of `make test`.
-$(B)/test/clock_adjust: test/clock_adjust.c test/kernel_clock.h
+$(B)/test/clock_adjust: test/clock_adjust.c test/kernel_ns.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $< -o $@
 test-clock-adjust: all $(B)/test/clock_adjust

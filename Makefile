@@ -141,7 +141,11 @@ $(B)/test/lib%.so: test/lib_%.c
 # table among them, which would count as a page the shim touched.
 $(B)/test/libpage_touch.so: TESTLIB_LDFLAGS := -Wl,-z,now
 
-test: all $(TEST_BIN) $(PROBE_BIN) $(TESTLIB_BIN) $(B)/test/libtscshim-hooks.so
+# What the bats suites run besides the command and the shim. bats/setup_suite.bash builds
+# it first, so that a suite run alone (bats bats/shim.bats) after `make` finds its probes.
+test-programs: all $(TEST_BIN) $(PROBE_BIN) $(TESTLIB_BIN) $(B)/test/libtscshim-hooks.so
+
+test: test-programs
 	@bash test/run-all.sh $(TEST_BIN)
 
 # The C unit tests alone (pure: no measurement of this machine), as the package build runs them.
@@ -157,7 +161,7 @@ clean:
 lint: all
 	@bash test/check-layers.sh $(B)
 
-.PHONY: all test unit clean lint FORCE
+.PHONY: all test test-programs unit clean lint FORCE
 include mk/musl.mk
 
 # ---- Install (doc/INSTALL.md) ----

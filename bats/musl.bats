@@ -3,7 +3,9 @@
 # every call passed through), the musl build serving musl programs (each entry point, the
 # gate, threads, fork, hostile environments), the machine-wide record and the per-user
 # cache shared by both kinds of process, and containers of either kind. Needs musl-gcc
-# (musl-tools); `make test` builds build-musl/ first wherever it is found.
+# (musl-tools); `make test` builds build-musl/ first wherever it is found, and so does
+# this file run alone (setup_file), after bats/setup_suite.bash has built the glibc
+# programs it runs beside them (build/test/probe_clock, probe_seccomp, probe_chroot).
 bats_require_minimum_version 1.5.0
 load helpers
 

@@ -110,6 +110,12 @@ $(B)/test/%: test/%.c test/unit.h $(B)/libtsccalib.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $< $(B)/libtsccalib.a -o $@ $(LDLIBS)
 
+# The shim's load-path helpers, each unit-tested with its own object (they are not in calib).
+SHIM_UNIT_TESTS := $(B)/test/test_next_symbol $(B)/test/test_environment
+$(SHIM_UNIT_TESTS): $(B)/test/test_%: test/test_%.c test/unit.h $(B)/shim/%.o $(B)/libtsccalib.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Ishim $< $(B)/shim/$*.o $(B)/libtsccalib.a -o $@ $(LDLIBS)
+
 # ab's pure modules, unit-tested without the rest of the command.
 AB_PURE_OBJ := $(B)/cli/ab_stats.o $(B)/cli/ab_variant.o $(B)/cli/ab_metric.o $(B)/cli/samples.o
 # The hot path over synthetic lines: shim/line.h with the test's own globals.

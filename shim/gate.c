@@ -31,6 +31,7 @@
 
 #include "clock.h"
 #include "cost.h"
+#include "environment.h"
 #include "real.h"
 #include "record.h"
 #include "say.h"
@@ -40,7 +41,6 @@
 #include "build_id.h"
 #include "cache.h"
 #include "counter.h"
-#include "environment.h"
 #include "estimate.h"
 #include "libc_kind.h"
 #include "options.h"

@@ -110,6 +110,12 @@ $(B)/test/%: test/%.c test/unit.h $(B)/libtsccalib.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $< $(B)/libtsccalib.a -o $@ $(LDLIBS)
 
+# The shim's load-path helpers, each unit-tested with its own object (they are not in calib).
+SHIM_UNIT_TESTS := $(B)/test/test_next_symbol $(B)/test/test_environment
+$(SHIM_UNIT_TESTS): $(B)/test/test_%: test/test_%.c test/unit.h $(B)/shim/%.o $(B)/libtsccalib.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Ishim $< $(B)/shim/$*.o $(B)/libtsccalib.a -o $@ $(LDLIBS)
+
 # ab's pure modules, unit-tested without the rest of the command.
 AB_PURE_OBJ := $(B)/cli/ab_stats.o $(B)/cli/ab_variant.o $(B)/cli/ab_metric.o $(B)/cli/samples.o
 # The hot path over synthetic lines: shim/line.h with the test's own globals.
@@ -130,7 +136,7 @@ $(B)/test/test_ab_stats: test/test_ab_stats.c test/unit.h $(AB_PURE_OBJ) $(B)/li
 	$(CC) $(ALL_CFLAGS) -Icli $< $(AB_PURE_OBJ) $(B)/libtsccalib.a -o $@ $(LDLIBS)
 
 # Programs run under the shim by the bats tests: plain executables.
-$(B)/test/probe_%: test/probe_%.c include/tscshim.h test/kernel_clock.h shim/test_points.h
+$(B)/test/probe_%: test/probe_%.c include/tscshim.h test/kernel_ns.h shim/test_points.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Ishim $< -o $@ -pthread -ldl
 
@@ -141,7 +147,11 @@ $(B)/test/lib%.so: test/lib_%.c
 # table among them, which would count as a page the shim touched.
 $(B)/test/libpage_touch.so: TESTLIB_LDFLAGS := -Wl,-z,now
 
-test: all $(TEST_BIN) $(PROBE_BIN) $(TESTLIB_BIN) $(B)/test/libtscshim-hooks.so
+# What the bats suites run besides the command and the shim. bats/setup_suite.bash builds
+# it first, so that a suite run alone (bats bats/shim.bats) after `make` finds its probes.
+test-programs: all $(TEST_BIN) $(PROBE_BIN) $(TESTLIB_BIN) $(B)/test/libtscshim-hooks.so
+
+test: test-programs
 	@bash test/run-all.sh $(TEST_BIN)
 
 # The C unit tests alone (pure: no measurement of this machine), as the package build runs them.
@@ -158,7 +168,7 @@ lint: all
 	@bash test/check-layers.sh $(B)
 	@bash test/check-hot-path.sh $(B)/libtscshim.so
 
-.PHONY: all test unit clean lint FORCE
+.PHONY: all test test-programs unit clean lint FORCE
 include mk/musl.mk
 
 # ---- Install (doc/INSTALL.md) ----
@@ -243,7 +253,7 @@ stack-usage:
 
 # Opt-in, as root: slews the kernel's frequency by +/-500 ppm and steps the wall clock,
 # restoring both on every exit path. Never part of `make test`.
-$(B)/test/clock_adjust: test/clock_adjust.c test/kernel_clock.h
+$(B)/test/clock_adjust: test/clock_adjust.c test/kernel_ns.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $< -o $@
 test-clock-adjust: all $(B)/test/clock_adjust

@@ -167,13 +167,39 @@ EOF
 	for cmd in calib run bench ab options; do
 		grep -q "^\.B $cmd\$" "$ROOT/man/tscshim.1" || { echo "subcommand $cmd not in tscshim.1"; false; }
 		help=$("$TSCSHIM" "$cmd" --help 2>&1 || true)
-		[ "$cmd" != options ] || help="--markdown --man"
 		for opt in $(grep -oE '(^|[ [])--?[a-z][a-z-]*' <<<"$help" | tr -d ' [' | sort -u); do
 			[ "$opt" = --help ] && continue
 			grep -qF -- "$(sed 's/-/\\-/g' <<<"$opt")" "$ROOT/man/tscshim.1" ||
 				{ echo "tscshim $cmd $opt is not in tscshim.1"; false; }
 		done
 	done
+}
+
+# The commands the usage lists, so that a new one is checked without editing the tests.
+listed_commands() {
+	"$TSCSHIM" --help | awk '/^commands:/ {listed = 1; next} listed && /^  [a-z]/ {print $1}'
+}
+
+@test "commands: each one the usage lists takes --help: its usage on stdout, exit 0" {
+	commands=$(listed_commands)
+	echo "listed: $commands"
+	[ "$(wc -w <<<"$commands")" -ge 5 ]
+	for cmd in $commands; do
+		run --separate-stderr "$TSCSHIM" "$cmd" --help
+		echo "$cmd: status=$status stderr=$stderr"
+		[ "$status" -eq 0 ]
+		[ -z "$stderr" ]
+		[[ "${lines[0]}" == "usage: tscshim $cmd"* ]]
+	done
+}
+
+@test "commands: a bad TSCSHIM_ variable: exit 2 and one line naming it, before anything runs" {
+	marker="$BATS_TEST_TMPDIR/ran"
+	TSCSHIM_PROBES=12x usage_error TSCSHIM_PROBES calib
+	TSCSHIM_PROBES=12x usage_error TSCSHIM_PROBES bench --calls 640
+	TSCSHIM_FENCE=2 usage_error TSCSHIM_FENCE bench --startup --rounds 3
+	TSCSHIM_PROBES=12x usage_error TSCSHIM_PROBES ab -n 1 -- touch "$marker"
+	[ ! -e "$marker" ]
 }
 
 @test "stats: a program that closes stderr leaves its line in the file %p names" {

@@ -3,7 +3,9 @@
 # every call passed through), the musl build serving musl programs (each entry point, the
 # gate, threads, fork, hostile environments), the machine-wide record and the per-user
 # cache shared by both kinds of process, and containers of either kind. Needs musl-gcc
-# (musl-tools); `make test` builds build-musl/ first wherever it is found.
+# (musl-tools); `make test` builds build-musl/ first wherever it is found, and so does
+# this file run alone (setup_file), after bats/setup_suite.bash has built the glibc
+# programs it runs beside them (build/test/probe_clock, probe_seccomp, probe_chroot).
 bats_require_minimum_version 1.5.0
 load helpers
 
@@ -366,18 +368,18 @@ make_root() { # ROOT PROGRAM LIBRARY
 }
 
 # Runs /bin/probe ARGS in ROOT as a container runtime would: its own mount namespace with
-# /proc, RECORD_DIR bound read-only on /run/tscshim (- for none), the root itself read-only
-# when RO=1, and the image's environment (ENV LD_PRELOAD). Prefix: a command to run it
-# under, for the rootless case.
+# /proc (none when NOPROC=1), RECORD_DIR bound read-only on /run/tscshim (- for none), the
+# root itself read-only when RO=1, and the image's environment (ENV LD_PRELOAD). Prefix: a
+# command to run it under, for the rootless case.
 in_container() { # ROOT RECORD_DIR ARGS...
 	local root=$1 rec=$2
 	shift 2
 	${PREFIX:-} unshare --mount --fork sh -c '
-		root=$1 rec=$2 ro=$3; shift 3
+		root=$1 rec=$2 ro=$3 noproc=$4; shift 4
 		[ "$ro" != 1 ] || mount --bind -o ro "$root" "$root" || exit 125
-		mount --rbind /proc "$root/proc" || exit 125
+		[ "$noproc" = 1 ] || mount --rbind /proc "$root/proc" || exit 125
 		[ "$rec" = - ] || mount --bind -o ro "$rec" "$root/run/tscshim" || exit 125
-		exec "$@"' _ "$root" "$rec" "${RO:-0}" \
+		exec "$@"' _ "$root" "$rec" "${RO:-0}" "${NOPROC:-0}" \
 		"$CHROOT" "$root" LD_PRELOAD=/usr/lib/libtscshim.so.1 TSCSHIM_VERBOSE=1 TSCSHIM_SERVE=always \
 		TSCSHIM_ESTIMATE_BUDGET_US=500000 -- /bin/probe "$@"
 }
@@ -427,6 +429,17 @@ container_cases() { # PROGRAM LIBRARY
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"measured now"*"every start measures"* ]]
 	[[ "$output" == *"active=1"* ]]
+	# No /proc: no boot id to prove a record is of this boot, so no cache is written, and
+	# the next start measures again.
+	rm -f "$root"/tmp/*
+	for start in 1 2; do
+		NOPROC=1 run in_container "$root" - status
+		echo "no /proc, start $start: $output"
+		[ "$status" -eq 0 ]
+		[[ "$output" == *"not written: boot_id"*"every start measures"* ]]
+		[[ "$output" == *"measured now"* ]]
+		[ ! -e "$root/tmp/tscshim-0.cache" ]
+	done
 	# Rootless (a user namespace): the host's root is nobody inside, so its record is not
 	# trusted, and the process measures.
 	chmod 711 "$shared"

@@ -14,7 +14,20 @@ stat_served() { # FILE CLOCK -> served count
 
 @test "shim: exports only the interposed functions and the query API" {
 	run bash -c "nm -D --defined-only '$SHIM' | awk '{print \$3}' | sort | tr '\n' ' '"
-	[ "$output" = "__clock_gettime clock_gettime gettimeofday timespec_get tscshim_status tscshim_status_v2 " ]
+	[ "$output" = "__clock_gettime clock_gettime gettimeofday timespec_get tscshim_status tscshim_status_sized tscshim_status_v2 " ]
+}
+
+@test "shim: the sized status query returns the version it filled for the caller's size, and writes no further" {
+	LD_PRELOAD="$SHIM" run "$ROOT/build/test/probe_status"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$output" = "below_version_1=-1 untouched_after=1
+version_1=1 untouched_after=1
+version_1_and_part_of_2=1 untouched_after=1
+this_header=2 untouched_after=1
+a_later_header=2 untouched_after=1
+first_name_version_1=1 untouched_after=1
+alias=1" ]
 }
 
 @test "shim: active where the machine is reliable, with the rate and fenced reads" {

@@ -1,6 +1,12 @@
-/* The clocks the shim may serve, in one table: adding one (CLOCK_TAI, say) is one row
- * here and one enumerator. Everything that maps a clock to a name, a track of the
- * published line or a stats slot indexes by enum served_clock. */
+/* The clocks the shim may serve, in one table. Everything inside the library that maps a
+ * clock to a name, a track of the published line or a stats slot indexes by enum
+ * served_clock, so for those adding one (CLOCK_TAI, say) is one row here and one
+ * enumerator. The public status is not: struct tscshim_status (include/tscshim.h) has
+ * per-clock arrays of a fixed TSCSHIM_STAT_CLOCKS, "other" last, and a bit per clock in
+ * served_clocks, which programs are built against. A new clock there is a new status
+ * version with fields of its own appended (shim/stats.c's static assertion stops the
+ * build until the counts agree) and its bit; served by default, it also joins
+ * TSCSHIM_CLOCKS' default (calib/options.h, calib/options.c). */
 #ifndef CALIB_CLOCKS_H
 #define CALIB_CLOCKS_H
 

@@ -127,6 +127,95 @@ static void note_step_back(struct estimate_analysis *out, uint64_t from, uint64_
 		out->largest_step_back = from - to;
 }
 
+/* One pass over the sequence: the per-CPU state and what is shared across CPUs. */
+struct pass {
+	uint32_t cpus;
+	struct scan *scan;
+	struct cpu_offset *per_cpu;
+	struct estimate_analysis *out;
+	bool has_base;          /* a base (CPU 0) read was seen */
+	uint64_t last_base;     /* the latest one */
+	uint32_t seen_in_loop;  /* CPUs read since the last full loop */
+};
+
+/* Order and progress of read i: the sequence is in true time order, so a global step
+ * back is a violation, and so is a CPU's own; a CPU that repeats its value is stuck. */
+static void check_order(struct pass *p, const struct probe *seq, size_t i)
+{
+	uint32_t c = seq[i].cpu;
+	uint64_t t = seq[i].counter;
+	struct scan *s = &p->scan[c];
+	if (i > 0 && t < seq[i - 1].counter)
+		note_step_back(p->out, seq[i - 1].counter, t);
+	if (s->has_own && t < s->own_last && !(i > 0 && seq[i - 1].cpu == c))
+		note_step_back(p->out, s->own_last, t);
+	if (s->has_own && t == s->own_last)
+		p->per_cpu[c].stuck++;
+	p->per_cpu[c].probes++;
+}
+
+/* A full loop is counted each time every CPU has been read since the last one. */
+static void count_loop(struct pass *p, uint32_t c)
+{
+	if (p->scan[c].seen_in_loop)
+		return;
+	p->scan[c].seen_in_loop = true;
+	if (++p->seen_in_loop < p->cpus)
+		return;
+	p->out->loops++;
+	p->seen_in_loop = 0;
+	for (uint32_t k = 0; k < p->cpus; k++)
+		p->scan[k].seen_in_loop = false;
+}
+
+/* A base read at t closes every other CPU's open run (bracketing it) and starts their
+ * count of base reads since their own previous read. */
+static void on_base_read(struct pass *p, uint64_t t)
+{
+	for (uint32_t k = 1; k < p->cpus; k++) {
+		struct scan *o = &p->scan[k];
+		if (o->in_run)
+			close_run(&p->per_cpu[k], o, p->has_base, p->last_base, t, &p->out->rate_violations);
+		if (!o->base_since) {
+			o->base_since = true;
+			o->base_first = t;
+		}
+		o->base_last = t;
+	}
+	p->has_base = true;
+	p->last_base = t;
+}
+
+/* Another CPU's read at t, own_prev its previous one (had_own: it had one): the base
+ * reads between the two cannot span more base ticks than this CPU's counter advanced
+ * meanwhile; the read joins this CPU's run since the last base read. */
+static void on_other_read(struct pass *p, uint32_t c, uint64_t t, bool had_own, uint64_t own_prev)
+{
+	struct scan *s = &p->scan[c];
+	if (s->base_since && had_own && t >= own_prev && s->base_last >= s->base_first &&
+	    s->base_last - s->base_first > t - own_prev)
+		p->out->rate_violations++;
+	s->base_since = false;
+	if (!s->in_run) {
+		s->in_run = true;
+		s->run_first = t;
+	}
+	s->run_last = t;
+}
+
+/* Runs still open at the end have a base read only before them: upper bound only. */
+static void close_open_runs(struct pass *p)
+{
+	for (uint32_t k = 1; k < p->cpus; k++) {
+		struct scan *o = &p->scan[k];
+		if (o->in_run && p->has_base) {
+			int64_t hi = diff(o->run_first, p->last_base);
+			if (hi < p->per_cpu[k].hi)
+				p->per_cpu[k].hi = hi;
+		}
+	}
+}
+
 int estimate_analyze(const struct probe *seq, size_t n, uint32_t cpus,
 		     struct estimate_limits limits, struct cpu_offset *per_cpu,
 		     struct estimate_analysis *out)
@@ -137,8 +226,8 @@ int estimate_analyze(const struct probe *seq, size_t n, uint32_t cpus,
 		if (seq[i].cpu >= cpus)
 			return -1;
 
-	struct scan *scan = calloc(cpus, sizeof *scan);
-	if (!scan)
+	struct pass p = {.cpus = cpus, .scan = calloc(cpus, sizeof *p.scan), .per_cpu = per_cpu, .out = out};
+	if (!p.scan)
 		return -1;
 	memset(out, 0, sizeof *out);
 	out->cpus = cpus;
@@ -147,78 +236,23 @@ int estimate_analyze(const struct probe *seq, size_t n, uint32_t cpus,
 		per_cpu[c] = (struct cpu_offset){.lo = INT64_MIN, .hi = INT64_MAX};
 	per_cpu[0].lo = per_cpu[0].hi = 0;
 
-	bool has_base = false;
-	uint64_t last_base = 0;
-	uint32_t seen_in_loop = 0;
-
 	for (size_t i = 0; i < n; i++) {
 		uint32_t c = seq[i].cpu;
 		uint64_t t = seq[i].counter;
-		struct scan *s = &scan[c];
-		struct cpu_offset *off = &per_cpu[c];
+		struct scan *s = &p.scan[c];
 		bool had_own = s->has_own;
 		uint64_t own_prev = s->own_last;
-
-		/* The sequence is in true time order: a global step back is a violation, and
-		 * so is a CPU's own. */
-		if (i > 0 && t < seq[i - 1].counter)
-			note_step_back(out, seq[i - 1].counter, t);
-		if (had_own && t < own_prev && !(i > 0 && seq[i - 1].cpu == c))
-			note_step_back(out, own_prev, t);
-		if (had_own && t == own_prev)
-			off->stuck++;
+		check_order(&p, seq, i);
 		s->has_own = true;
 		s->own_last = t;
-		off->probes++;
-
-		if (!s->seen_in_loop) {
-			s->seen_in_loop = true;
-			if (++seen_in_loop == cpus) {
-				out->loops++;
-				seen_in_loop = 0;
-				for (uint32_t k = 0; k < cpus; k++)
-					scan[k].seen_in_loop = false;
-			}
-		}
-
-		if (c == 0) {
-			for (uint32_t k = 1; k < cpus; k++) {
-				struct scan *o = &scan[k];
-				if (o->in_run)
-					close_run(&per_cpu[k], o, has_base, last_base, t,
-						  &out->rate_violations);
-				if (!o->base_since) {
-					o->base_since = true;
-					o->base_first = t;
-				}
-				o->base_last = t;
-			}
-			has_base = true;
-			last_base = t;
-			continue;
-		}
-		/* Base reads between this CPU's previous read and this one cannot span more
-		 * base ticks than this CPU's counter advanced meanwhile. */
-		if (s->base_since && had_own && t >= own_prev && s->base_last >= s->base_first &&
-		    s->base_last - s->base_first > t - own_prev)
-			out->rate_violations++;
-		s->base_since = false;
-		if (!s->in_run) {
-			s->in_run = true;
-			s->run_first = t;
-		}
-		s->run_last = t;
+		count_loop(&p, c);
+		if (c == 0)
+			on_base_read(&p, t);
+		else
+			on_other_read(&p, c, t, had_own, own_prev);
 	}
-	/* Runs still open at the end have a base read only before them: upper bound only. */
-	for (uint32_t k = 1; k < cpus; k++) {
-		struct scan *o = &scan[k];
-		if (o->in_run && has_base) {
-			int64_t hi = diff(o->run_first, last_base);
-			if (hi < per_cpu[k].hi)
-				per_cpu[k].hi = hi;
-		}
-	}
-	free(scan);
+	close_open_runs(&p);
+	free(p.scan);
 	judge(per_cpu, cpus, limits, out);
 	return 0;
 }

@@ -130,6 +130,72 @@ static void *collect(void *arg)
  * *abandoned set) when one does not finish by the deadline plus the grace: then shared,
  * workers and the probes stay allocated for ever. Returns the number of probes
  * collected, or -1 with err. */
+/* Starts one worker per CPU of cpu_ids, each pinned to its CPU. Returns 0, or the error
+ * of the first that could not start (those started are then told to stop, and not to
+ * wait for the rest); *started counts them either way. */
+static int start_workers(const int *cpu_ids, uint32_t cpus, struct collection *shared, struct worker *workers,
+			 uint32_t *started)
+{
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 64 * 1024);
+	int rc = 0;
+	for (*started = 0; *started < cpus; (*started)++) {
+		uint32_t w = *started;
+		struct cpu_mask one;
+		memset(&one, 0, sizeof one);
+		cpu_mask_add(&one, (unsigned)cpu_ids[w]);
+		workers[w] = (struct worker){.shared = shared, .index = w, .pin_cpu = -1};
+		/* Pinned through the creation attribute where the library has one (glibc),
+		 * else by the thread itself, first thing (musl). */
+		rc = libc_attr_setaffinity(&attr, &one);
+		if (rc == ENOSYS) {
+			workers[w].pin_cpu = cpu_ids[w];
+			rc = 0;
+		}
+		if (rc == 0)
+			rc = pthread_create(&workers[w].thread, &attr, collect, &workers[w]);
+		if (rc != 0)
+			break;
+	}
+	pthread_attr_destroy(&attr);
+	if (rc != 0) {
+		atomic_store(&shared->stop, true);
+		atomic_fetch_add(&shared->ready, cpus);
+	}
+	return rc;
+}
+
+/* Waits until every started worker said it is done, so that a worker whose CPU never
+ * runs it cannot hold us: past the deadline's grace it is told to stop, and left
+ * everything it can touch (*abandoned). Returns 0 when all finished, else -1 with err. */
+static int wait_for_workers(struct collection *shared, uint32_t started, uint64_t deadline_ns,
+			    bool *abandoned, char *err, size_t err_size)
+{
+	uint64_t join_by = deadline_ns + ESTIMATE_JOIN_GRACE_NS;
+	while (atomic_load_explicit(&shared->finished, memory_order_acquire) < started) {
+		if (refclock_now_ns(CLOCK_MONOTONIC) > join_by) {
+			atomic_store(&shared->stop, true);
+			*abandoned = true;
+			snprintf(err, err_size, "estimator: a thread did not run within the budget (%u of %u finished)",
+				 atomic_load(&shared->finished), started);
+			return -1;
+		}
+		struct timespec nap = {.tv_nsec = 100000};
+		nanosleep(&nap, NULL);
+	}
+	return 0;
+}
+
+/* The first of the started workers that could not pin itself to its CPU, or started. */
+static uint32_t first_unpinned(const struct worker *workers, uint32_t started)
+{
+	for (uint32_t i = 0; i < started; i++)
+		if (workers[i].pin_error)
+			return i;
+	return started;
+}
+
 static long collect_once(const int *cpu_ids, uint32_t cpus, uint64_t total, uint64_t deadline_ns,
 			 struct probe *probes, bool *abandoned, char *err, size_t err_size)
 {
@@ -146,57 +212,14 @@ static long collect_once(const int *cpu_ids, uint32_t cpus, uint64_t total, uint
 	shared->deadline_ns = deadline_ns;
 	shared->probes = probes;
 
-	pthread_attr_t attr;
-	pthread_attr_init(&attr);
-	pthread_attr_setstacksize(&attr, 64 * 1024);
-	uint32_t started = 0;
-	int rc = 0;
-	for (; started < cpus; started++) {
-		struct cpu_mask one;
-		memset(&one, 0, sizeof one);
-		cpu_mask_add(&one, (unsigned)cpu_ids[started]);
-		workers[started] = (struct worker){.shared = shared, .index = started, .pin_cpu = -1};
-		/* Pinned through the creation attribute where the library has one (glibc),
-		 * else by the thread itself, first thing (musl). */
-		rc = libc_attr_setaffinity(&attr, &one);
-		if (rc == ENOSYS) {
-			workers[started].pin_cpu = cpu_ids[started];
-			rc = 0;
-		}
-		if (rc == 0)
-			rc = pthread_create(&workers[started].thread, &attr, collect, &workers[started]);
-		if (rc != 0)
-			break;
-	}
-	pthread_attr_destroy(&attr);
-
-	if (rc != 0) {
-		/* The started ones must not wait for the rest. */
-		atomic_store(&shared->stop, true);
-		atomic_fetch_add(&shared->ready, cpus);
-	}
-	/* Joined only once every worker said it is done, so that a worker whose CPU never
-	 * runs it cannot hold us: past the grace it is left everything it can touch. */
-	uint64_t join_by = deadline_ns + ESTIMATE_JOIN_GRACE_NS;
-	while (atomic_load_explicit(&shared->finished, memory_order_acquire) < started) {
-		if (refclock_now_ns(CLOCK_MONOTONIC) > join_by) {
-			atomic_store(&shared->stop, true);
-			*abandoned = true;
-			snprintf(err, err_size,
-				 "estimator: a thread did not run within the budget (%u of %u finished)",
-				 atomic_load(&shared->finished), started);
-			return -1;
-		}
-		struct timespec nap = {.tv_nsec = 100000};
-		nanosleep(&nap, NULL);
-	}
+	uint32_t started;
+	int rc = start_workers(cpu_ids, cpus, shared, workers, &started);
+	if (wait_for_workers(shared, started, deadline_ns, abandoned, err, err_size) != 0)
+		return -1;
 	for (uint32_t i = 0; i < started; i++)
 		pthread_join(workers[i].thread, NULL);
 	uint64_t got = atomic_load(&shared->next);
-	uint32_t unpinned = started;
-	for (uint32_t i = 0; i < started && unpinned == started; i++)
-		if (workers[i].pin_error)
-			unpinned = i;
+	uint32_t unpinned = first_unpinned(workers, started);
 	int pin_error = unpinned < started ? workers[unpinned].pin_error : 0;
 	free(shared);
 	free(workers);

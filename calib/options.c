@@ -41,7 +41,7 @@ const struct option_spec option_table[OPTION_COUNT] = {
 		"Where each process writes its counters at exit: `stderr`, or an absolute file path, appended to, created mode 0600 by the writing process, in which `%p` stands for the process id and `%%` for `%`; empty: none.",
 		stats_path_check},
 	[OPT_SERVE] = {"TSCSHIM_SERVE", OPTION_CHOICE, "auto", 0, 0, "auto,always",
-		"`auto`: after the reliability gate, serve from the counter only where its path is cheaper than the kernel's clock by `TSCSHIM_MIN_GAIN_PCT` (measured once in at most ~50 us and kept with the record: `tscshim calib --save` stores them machine-wide, so that every process decides alike); `always`: serve wherever the reliability gate allows (for A/B studies and tests)."},
+		"`auto`: after the reliability gate, serve from the counter only where its path is cheaper than the kernel's clock by `TSCSHIM_MIN_GAIN_PCT` (measured at the decision, in rounds of at most ~50 us, and kept with the record: `tscshim calib --save` stores them machine-wide, so that every process decides alike); `always`: serve wherever the reliability gate allows (for A/B studies and tests)."},
 	[OPT_MIN_GAIN_PCT] = {"TSCSHIM_MIN_GAIN_PCT", OPTION_UINT, "5", 0, 99, NULL,
 		"With `TSCSHIM_SERVE=auto`: the least saving per call, in percent of the kernel's clock, for which the counter serves."},
 	[OPT_DECIDE_AFTER] = {"TSCSHIM_DECIDE_AFTER", OPTION_UINT, "1000", 1, 1000000000, NULL,

@@ -89,11 +89,12 @@ static int check_owner_mode(const char *path, const char *what, const struct sta
 	return 0;
 }
 
-int safefile_read(const char *path, const struct safefile_trust *trust, char *buf, size_t size,
-		  size_t *len, char *err, size_t err_size)
+/* Opens path for reading, never through a symbolic link nor blocking on a FIFO, and,
+ * where the trust asks it, only in a directory that passes the owner and mode checks.
+ * SAFEFILE_OK with *fd open, else the status with err set. */
+static int open_for_reading(const char *path, const struct safefile_trust *trust, int *fd, char *err,
+			    size_t err_size)
 {
-	if (err && err_size)
-		err[0] = '\0';
 	int dirfd = AT_FDCWD;
 	const char *name = path;
 	if (trust->check_directory) {
@@ -113,46 +114,59 @@ int safefile_read(const char *path, const struct safefile_trust *trust, char *bu
 	}
 	/* O_NOFOLLOW: a symlink fails with ELOOP instead of being opened; O_NONBLOCK: a FIFO
 	 * planted at the path cannot hang the open. */
-	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	*fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 	int e = errno;
 	if (dirfd != AT_FDCWD)
 		close(dirfd);
-	if (fd < 0) {
-		if (e == ENOENT || e == ENOTDIR) {
-			text_line(err, err_size, path, ": does not exist yet", NULL);
-			return SAFEFILE_MISSING;
-		}
-		if (e == ELOOP) {
-			text_line(err, err_size, path, ": not trusted: a symbolic link", NULL);
-			return SAFEFILE_UNTRUSTED;
-		}
-		text_line(err, err_size, path, ": cannot open: ", strerror(e), NULL);
+	if (*fd >= 0)
+		return SAFEFILE_OK;
+	if (e == ENOENT || e == ENOTDIR) {
+		text_line(err, err_size, path, ": does not exist yet", NULL);
+		return SAFEFILE_MISSING;
+	}
+	if (e == ELOOP) {
+		text_line(err, err_size, path, ": not trusted: a symbolic link", NULL);
+		return SAFEFILE_UNTRUSTED;
+	}
+	text_line(err, err_size, path, ": cannot open: ", strerror(e), NULL);
+	return SAFEFILE_IO_ERROR;
+}
+
+/* The file is larger than the trust allows: SAFEFILE_UNTRUSTED, saying so. */
+static int larger_than_allowed(const char *path, const struct safefile_trust *trust, char *err, size_t err_size)
+{
+	char n[24];
+	text_line(err, err_size, path, ": not trusted: larger than ", number(n, trust->max_size), " bytes", NULL);
+	return SAFEFILE_UNTRUSTED;
+}
+
+/* The open file as the trust requires it: a regular file, its owner and mode, and no
+ * larger than the trust's bound (which the caller's buffer of size must hold, and a
+ * byte more). SAFEFILE_OK with *st filled, else the status with err set. */
+static int check_opened(int fd, const char *path, const struct safefile_trust *trust, size_t size,
+			struct stat *st, char *err, size_t err_size)
+{
+	if (fstat(fd, st) != 0) {
+		text_line(err, err_size, path, ": cannot stat: ", strerror(errno), NULL);
 		return SAFEFILE_IO_ERROR;
 	}
-
-	struct stat st;
-	int status = SAFEFILE_OK;
-	char n[24];
-	if (fstat(fd, &st) != 0) {
-		text_line(err, err_size, path, ": cannot stat: ", strerror(errno), NULL);
-		status = SAFEFILE_IO_ERROR;
-	} else if (!S_ISREG(st.st_mode)) {
+	if (!S_ISREG(st->st_mode)) {
 		text_line(err, err_size, path, ": not trusted: ",
-				 S_ISDIR(st.st_mode) ? "a directory" : "not a regular file", NULL);
-		status = SAFEFILE_UNTRUSTED;
-	} else if (check_owner_mode(path, "the file", &st, trust->owner, err, err_size) != 0) {
-		status = SAFEFILE_UNTRUSTED;
-	} else if ((uint64_t)st.st_size > trust->max_size || size <= trust->max_size) {
-		text_line(err, err_size, path, ": not trusted: larger than ",
-				 number(n, trust->max_size), " bytes", NULL);
-		status = SAFEFILE_UNTRUSTED;
+			  S_ISDIR(st->st_mode) ? "a directory" : "not a regular file", NULL);
+		return SAFEFILE_UNTRUSTED;
 	}
-	if (status != SAFEFILE_OK) {
-		close(fd);
-		return status;
-	}
+	if (check_owner_mode(path, "the file", st, trust->owner, err, err_size) != 0)
+		return SAFEFILE_UNTRUSTED;
+	if ((uint64_t)st->st_size > trust->max_size || size <= trust->max_size)
+		return larger_than_allowed(path, trust, err, err_size);
+	return SAFEFILE_OK;
+}
 
-	/* One byte more than allowed, to notice a file that grew after fstat. */
+/* Reads the checked file into buf, at most the trust's bound: one byte more than allowed
+ * is asked for, to notice a file that grew after fstat (st). */
+static int read_bounded(int fd, const char *path, const struct safefile_trust *trust, const struct stat *st,
+			char *buf, size_t *len, char *err, size_t err_size)
+{
 	size_t total = 0, want = trust->max_size + 1;
 	int retries = 0;
 	while (total < want) {
@@ -161,7 +175,6 @@ int safefile_read(const char *path, const struct safefile_trust *trust, char *bu
 			continue;
 		if (got < 0) {
 			text_line(err, err_size, path, ": cannot read: ", strerror(errno), NULL);
-			close(fd);
 			return SAFEFILE_IO_ERROR;
 		}
 		if (got == 0)
@@ -171,18 +184,31 @@ int safefile_read(const char *path, const struct safefile_trust *trust, char *bu
 		 * read to see 0 (a system call saved at every first clock read). A file that grew
 		 * past that size still shows as one read filling all that was asked; one whose
 		 * size says nothing (0, as in /proc) is read to its end. */
-		if ((size_t)got < want - (total - (size_t)got) && st.st_size > 0 &&
-		    total >= (uint64_t)st.st_size)
+		if ((size_t)got < want - (total - (size_t)got) && st->st_size > 0 &&
+		    total >= (uint64_t)st->st_size)
 			break;
 	}
-	close(fd);
-	if (total > trust->max_size) {
-		text_line(err, err_size, path, ": not trusted: larger than ",
-				 number(n, trust->max_size), " bytes", NULL);
-		return SAFEFILE_UNTRUSTED;
-	}
+	if (total > trust->max_size)
+		return larger_than_allowed(path, trust, err, err_size);
 	*len = total;
 	return SAFEFILE_OK;
+}
+
+int safefile_read(const char *path, const struct safefile_trust *trust, char *buf, size_t size,
+		  size_t *len, char *err, size_t err_size)
+{
+	if (err && err_size)
+		err[0] = '\0';
+	int fd;
+	int status = open_for_reading(path, trust, &fd, err, err_size);
+	if (status != SAFEFILE_OK)
+		return status;
+	struct stat st;
+	status = check_opened(fd, path, trust, size, &st, err, err_size);
+	if (status == SAFEFILE_OK)
+		status = read_bounded(fd, path, trust, &st, buf, len, err, err_size);
+	close(fd);
+	return status;
 }
 
 static int write_all(int fd, const char *p, size_t len)

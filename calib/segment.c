@@ -109,64 +109,55 @@ void line_stop(struct line *next)
 	next->expiry = next->cur.start; /* every read takes the slow path, which passes through */
 }
 
-void segment_plan(const struct plan_inputs *in, struct plan *out)
+/* The old line against the anchor. Sets *stale when it lapsed (nobody re-synchronized
+ * before its hard end: an idle program, preempted writers; it was clamped, not wrong:
+ * re-anchored without counting a fault) and *decisive when the anchor's bracket is narrow
+ * enough to prove a fault (one preempted for a good part of the watchdog's bound neither
+ * stops nor re-anchors: its gain keeps it small). Sets the error measured and the
+ * outcome: PLAN_STOP, with out->next stopped, when the counter ran ahead of the kernel. */
+static void judge_old_line(const struct plan_inputs *in, struct plan *out, bool *stale, bool *decisive)
 {
 	const struct line *old = in->old;
+	const struct anchor *a = in->anchor;
+	const int64_t watchdog = (int64_t)in->cfg->watchdog_ns;
+	*stale = in->now >= old->cur.until || a->counter >= old->cur.until;
+	*decisive = a->width_ns[SERVED_MONOTONIC] <= in->cfg->watchdog_ns / 4;
+	if (*stale) {
+		out->outcome = PLAN_STALE;
+		return;
+	}
+	out->error_measured = true;
+	out->error_ns = (int64_t)(line_value(old, SERVED_MONOTONIC, a->counter) - a->ns[SERVED_MONOTONIC]);
+	if (!*decisive)
+		return;
+	for (int k = 0; k < TRACKS; k++) {
+		int64_t error = (int64_t)(line_value(old, k, a->counter) - a->ns[k]);
+		if (!clock_table[k].wall && error > watchdog) {
+			/* The counter ran ahead of the kernel: it cannot be trusted, and following
+			 * would mean stepping back. Stop serving instead. */
+			out->outcome = PLAN_STOP;
+			line_stop(&out->next);
+			return;
+		}
+	}
+	if (out->error_ns < -watchdog)
+		out->outcome = PLAN_REANCHOR;
+}
+
+/* Each track's segment from start: its base continues the old line there, or follows
+ * the kernel where it stepped (the wall clock back; forward beyond the watchdog, or a
+ * lapsed line), and its slope aims at the kernel where the next segment will begin. */
+static void plan_tracks(const struct plan_inputs *in, struct plan *out, uint64_t start, bool stale,
+			bool decisive)
+{
 	const struct anchor *a = in->anchor;
 	const struct plan_config *cfg = in->cfg;
 	const int64_t watchdog = (int64_t)cfg->watchdog_ns;
 	struct line *next = &out->next;
-	*next = *old;
-	out->outcome = PLAN_CONTINUE;
-	out->error_measured = false;
-	out->error_ns = 0;
-	out->stepped = 0;
-
-	/* The old line lapsed (nobody re-synchronized before its hard end: an idle program,
-	 * preempted writers): it was clamped, not wrong. Re-anchor without counting a fault. */
-	bool stale = in->now >= old->cur.until || a->counter >= old->cur.until;
-	/* An anchor whose bracket was preempted for a good part of the watchdog's bound
-	 * cannot prove a fault: it neither stops nor re-anchors (its gain keeps it small). */
-	bool decisive = a->width_ns[SERVED_MONOTONIC] <= cfg->watchdog_ns / 4;
-	if (stale) {
-		out->outcome = PLAN_STALE;
-	} else if (decisive) {
-		out->error_measured = true;
-		out->error_ns = (int64_t)(line_value(old, SERVED_MONOTONIC, a->counter) -
-					  a->ns[SERVED_MONOTONIC]);
-		for (int k = 0; k < TRACKS; k++) {
-			int64_t error = (int64_t)(line_value(old, k, a->counter) - a->ns[k]);
-			if (!clock_table[k].wall && error > watchdog) {
-				/* The counter ran ahead of the kernel: it cannot be trusted, and
-				 * following would mean stepping back. Stop serving instead. */
-				out->outcome = PLAN_STOP;
-				line_stop(next);
-				return;
-			}
-		}
-		if (out->error_ns < -watchdog)
-			out->outcome = PLAN_REANCHOR;
-	} else {
-		out->error_measured = true;
-		out->error_ns = (int64_t)(line_value(old, SERVED_MONOTONIC, a->counter) -
-					  a->ns[SERVED_MONOTONIC]);
-	}
-	if (out->outcome == PLAN_REANCHOR) /* the old anchors describe another relation */
-		rate_reset(&next->rate, a, cfg->calibrated_ns_per_tick);
-	else
-		rate_update(&next->rate, a, cfg);
-
-	/* A segment re-synchronized in time starts at the old one's hard end, so that no
-	 * reader of the old publication evaluates it beyond where the new one takes over. A
-	 * lapsed one starts at the anchor: readers between the two get the old line clamped,
-	 * or what kernel reads handed out (prev_floor), whichever is more. */
-	uint64_t start = stale ? a->counter : old->cur.until;
-	next->prev = old->cur;
-	next->cur.start = start;
 	const double two_lives = 2.0 * (double)cfg->life_ticks;
 	for (int k = 0; k < TRACKS; k++) {
 		double rate = line_rate(next, clock_table[k].family);
-		uint64_t from_old = segment_value(&old->cur, k, start);
+		uint64_t from_old = segment_value(&in->old->cur, k, start);
 		uint64_t kernel_at_start = a->ns[k] + (uint64_t)(int64_t)((double)(int64_t)(start - a->counter) * rate);
 		uint64_t base;
 		if (clock_table[k].wall && (int64_t)(from_old - kernel_at_start) > watchdog) {
@@ -194,22 +185,60 @@ void segment_plan(const struct plan_inputs *in, struct plan *out)
 		double lo = rate * 15 / 16, hi = rate * 17 / 16;
 		set_slope(&next->cur, k, slope < lo ? lo : slope > hi ? hi : slope, rate);
 	}
+}
+
+/* A re-anchor counts towards three in a row, which stop serving (the counter and the
+ * kernel keep disagreeing); anything else starts the count again. */
+static void count_reanchors(const struct line *old, struct plan *out)
+{
+	struct line *next = &out->next;
+	if (out->outcome != PLAN_REANCHOR) {
+		next->reanchors_in_a_row = 0;
+		return;
+	}
+	next->reanchors_in_a_row = old->reanchors_in_a_row + 1;
+	if (next->reanchors_in_a_row >= 3) {
+		out->outcome = PLAN_STOP;
+		line_stop(next);
+	}
+}
+
+void segment_plan(const struct plan_inputs *in, struct plan *out)
+{
+	const struct line *old = in->old;
+	const struct anchor *a = in->anchor;
+	const struct plan_config *cfg = in->cfg;
+	struct line *next = &out->next;
+	*next = *old;
+	out->outcome = PLAN_CONTINUE;
+	out->error_measured = false;
+	out->error_ns = 0;
+	out->stepped = 0;
+
+	bool stale, decisive;
+	judge_old_line(in, out, &stale, &decisive);
+	if (out->outcome == PLAN_STOP)
+		return;
+	if (out->outcome == PLAN_REANCHOR) /* the old anchors describe another relation */
+		rate_reset(&next->rate, a, cfg->calibrated_ns_per_tick);
+	else
+		rate_update(&next->rate, a, cfg);
+
+	/* A segment re-synchronized in time starts at the old one's hard end, so that no
+	 * reader of the old publication evaluates it beyond where the new one takes over. A
+	 * lapsed one starts at the anchor: readers between the two get the old line clamped,
+	 * or what kernel reads handed out (prev_floor), whichever is more. */
+	uint64_t start = stale ? a->counter : old->cur.until;
+	next->prev = old->cur;
+	next->cur.start = start;
+	plan_tracks(in, out, start, stale, decisive);
 	next->expiry = start + cfg->life_ticks;
 	next->cur.until = next->expiry + cfg->life_ticks;
 	/* The floor is applied by the publication (line_apply_floor), which reads it again
 	 * at the moment it publishes. */
 	for (int k = 0; k < TRACKS; k++)
 		next->prev_floor[k] = 0;
-
-	if (out->outcome == PLAN_REANCHOR) {
-		next->reanchors_in_a_row = old->reanchors_in_a_row + 1;
-		if (next->reanchors_in_a_row >= 3) {
-			out->outcome = PLAN_STOP;
-			line_stop(next);
-		}
-	} else {
-		next->reanchors_in_a_row = 0;
-	}
+	count_reanchors(old, out);
 }
 
 /* Track k's rate relative to MONOTONIC's: 1 for the clocks that are MONOTONIC plus an

@@ -406,6 +406,11 @@ int command_bench(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
+	/* The shims it runs read this environment: under a bad variable every shim row would
+	 * measure pass-through. One line and exit 2, as calib and ab say it. */
+	struct option_values environment;
+	if (cli_load_environment("bench", &environment) != 0)
+		return EXIT_USAGE;
 	if (json && csv) {
 		fprintf(stderr, "tscshim bench: --json and --csv exclude each other\n");
 		return EXIT_USAGE;

@@ -7,12 +7,26 @@
 #include <stdio.h>
 #include <string.h>
 
+static void options_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: tscshim options [--markdown | --man]\n"
+		"\n"
+		"Lists every TSCSHIM_* environment variable the shim and the command read: its\n"
+		"default and what it does. --markdown: the README's table; --man: the man pages'\n"
+		"ENVIRONMENT paragraphs.\n");
+}
+
 int command_options(int argc, char **argv)
 {
+	if (argc == 2 && strcmp(argv[1], "--help") == 0) {
+		options_usage(stdout);
+		return 0;
+	}
 	bool markdown = argc == 2 && strcmp(argv[1], "--markdown") == 0;
 	bool man = argc == 2 && strcmp(argv[1], "--man") == 0;
 	if (argc > 2 || (argc == 2 && !markdown && !man)) {
-		fprintf(stderr, "tscshim options: usage: tscshim options [--markdown | --man]\n");
+		fprintf(stderr, "tscshim options: usage: tscshim options [--markdown | --man] (try tscshim options --help)\n");
 		return EXIT_USAGE;
 	}
 	if (markdown) {

@@ -2,8 +2,8 @@
  *
  * The preloaded libtscshim.so exports clock_gettime, __clock_gettime, gettimeofday and
  * timespec_get, and the query functions below. A program that was not built against
- * tscshim finds them with dlsym(RTLD_DEFAULT, "tscshim_status"); when the shim is not
- * loaded the lookup returns NULL. */
+ * tscshim finds them with dlsym(RTLD_DEFAULT, "tscshim_status_sized"); when the shim is
+ * not loaded the lookup returns NULL. */
 #ifndef INCLUDE_TSC_SHIM_H
 #define INCLUDE_TSC_SHIM_H
 
@@ -12,8 +12,9 @@
 
 #define TSCSHIM_VERSION "0.2.0"
 #define TSCSHIM_REASON_SIZE 192
-/* The layout tscshim_status_v2() fills: the version-1 fields, then version 2's. Fields
- * are only ever appended; a caller passes the size it was built with. */
+/* The newest layout of struct tscshim_status this header declares: the version-1 fields,
+ * then version 2's. Fields are only ever appended, each version's after the last; a caller
+ * passes tscshim_status_sized() the size it was built with. */
 #define TSCSHIM_STATUS_VERSION 2
 
 #ifdef __cplusplus
@@ -39,7 +40,7 @@ enum tscshim_stat_clock {
 };
 
 struct tscshim_status {
-	/* ---- version 1: filled by tscshim_status() and tscshim_status_v2() ---- */
+	/* ---- version 1: filled by tscshim_status() and tscshim_status_sized() ---- */
 	int active;             /* 1: served clocks read the TSC; 0: everything passes through */
 	char reason[TSCSHIM_REASON_SIZE]; /* why (the gate's reason, or why the path was left) */
 	uint64_t rate_millihz;  /* the counter's calibrated rate, 0 if unknown */
@@ -55,8 +56,9 @@ struct tscshim_status {
 	uint64_t stats_write_failures; /* TSCSHIM_STATS writes that failed; 1 already at load if
 	                                * the destination was then unusable (see tscshim(7)) */
 
-	/* ---- version 2: filled by tscshim_status_v2() only ---- */
-	uint32_t version;       /* TSCSHIM_STATUS_VERSION of the library that filled this */
+	/* ---- version 2: filled by tscshim_status_sized() only ---- */
+	uint32_t version;       /* the newest version the library that filled this knows (its
+	                         * TSCSHIM_STATUS_VERSION), whatever the size passed */
 	int decided;            /* 1: the decision ran (at the first read of a served clock, or
 	                         * at this query); 0: not yet */
 	int source;             /* enum tscshim_source */
@@ -70,7 +72,8 @@ struct tscshim_status {
 	uint64_t cost_build;
 	uint64_t build_id;      /* this library's build, in the same form */
 	/* Calls per enum tscshim_stat_clock: all of them, and those served from the counter.
-	 * Counted only while TSCSHIM_STATS is set; 0 otherwise. */
+	 * Counted only while TSCSHIM_STATS is set; 0 otherwise. The length is fixed: a clock
+	 * served later gets fields of its own in a later version, never a longer array. */
 	uint64_t calls[TSCSHIM_STAT_CLOCKS], served[TSCSHIM_STAT_CLOCKS];
 	uint64_t reanchors;     /* the watchdog moved the line onto the kernel's clock */
 	uint64_t stops;         /* the watchdog stopped serving */
@@ -88,8 +91,14 @@ int tscshim_status(struct tscshim_status *out);
 
 /* Fills the first `size` bytes of *out (pass sizeof *out), at most the whole structure
  * this library knows; fields beyond what it fills are left as they were. Decides first
- * if no served clock was read yet. Async-signal-safe. Returns the version it filled, or
- * -1 if size is smaller than version 1's fields. */
+ * if no served clock was read yet. Async-signal-safe. Returns the version it filled: the
+ * newest whose fields all fit in `size` and that this library knows (1 for a version-1
+ * structure, TSCSHIM_STATUS_VERSION for this header's), or -1, filling nothing, if size is
+ * smaller than version 1's fields. Its name stays as the structure grows. */
+int tscshim_status_sized(struct tscshim_status *out, size_t size);
+
+/* The same function under its earlier name, kept so that programs built against that
+ * name keep finding it (dlsym) and loading (linked). */
 int tscshim_status_v2(struct tscshim_status *out, size_t size);
 
 #ifdef __cplusplus

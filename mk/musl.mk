@@ -44,7 +44,7 @@ endif
 .PHONY: musl musl-goals clean-musl
 
 # Test programs of musl's own: the musl side of bats/musl.bats.
-$(B)/test/musl_%: test/musl_%.c include/tscshim.h test/kernel_clock.h
+$(B)/test/musl_%: test/musl_%.c include/tscshim.h test/kernel_ns.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $< -o $@ -pthread
 

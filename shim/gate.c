@@ -31,6 +31,7 @@
 
 #include "clock.h"
 #include "cost.h"
+#include "environment.h"
 #include "real.h"
 #include "record.h"
 #include "say.h"
@@ -40,7 +41,6 @@
 #include "build_id.h"
 #include "cache.h"
 #include "counter.h"
-#include "environment.h"
 #include "estimate.h"
 #include "libc_kind.h"
 #include "options.h"
@@ -71,7 +71,7 @@ ON_LOAD_PAGE struct gate_result gate_result;
  * (setproctitle does); defaults are the table's own strings. */
 static struct {
 	struct option_values values;
-	bool from_environment;  /* a TSCSHIM_ variable was set: values holds them */
+	bool variables_set;     /* a TSCSHIM_ variable was set: values holds them */
 	bool disabled_alone;    /* TSCSHIM_DISABLE=1 was the only one: nothing parsed */
 	const char *invalid;    /* the options' message when one was invalid, else NULL */
 } options ON_LOAD_PAGE;
@@ -153,7 +153,7 @@ LOAD_PATH bool gate_load(void)
 		options.disabled_alone = true;
 		return false;
 	}
-	options.from_environment = true;
+	options.variables_set = true;
 	if (options_load(&options.values, environment_at_load, options_message, sizeof options_message) != 0) {
 		options.invalid = options_message;
 		say(options.invalid, "; passing every call to the real clock", NULL);
@@ -181,7 +181,7 @@ LOAD_PATH bool gate_load(void)
  * Only the deciding thread calls it. */
 static const struct option_values *decision_options(void)
 {
-	if (!options.from_environment)
+	if (!options.variables_set)
 		options_set_defaults(&options.values);
 	if (options.disabled_alone)
 		options.values.num[OPT_DISABLE] = 1;
@@ -192,7 +192,7 @@ static const struct option_values *decision_options(void)
  * with no variable set their defaults as numbers (options.h), nothing parsed. */
 static uint64_t clocks_and_decide_after(uint64_t *decide_after)
 {
-	if (options.from_environment) {
+	if (options.variables_set) {
 		*decide_after = options.values.num[OPT_DECIDE_AFTER];
 		return options.values.num[OPT_CLOCKS];
 	}

@@ -3,9 +3,10 @@
 #include "load_page.h"
 
 #include "environment.h"
+#include "next_symbol.h"
+
 #include "kernel_clock.h"
 #include "libc_kind.h"
-#include "next_symbol.h"
 #include "raw_syscall.h"
 
 #include <dlfcn.h>

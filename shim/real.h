@@ -4,7 +4,7 @@
  *
  * dlsym never runs at a call, which may be in a signal handler (it takes the loader's
  * lock and may allocate), nor in the common case at all: the constructor only checks in
- * the loader's list that the C library holds the next definitions (calib/next_symbol.h),
+ * the loader's list that the C library holds the next definitions (shim/next_symbol.h),
  * touching no page the loader did not; each address is then read from the C library's
  * symbol table on its first need, which takes no lock, allocates nothing and may run
  * anywhere. Where the list cannot answer (a wrapper preloaded after the shim, the other

@@ -1,11 +1,11 @@
 #define _GNU_SOURCE
 #include "record.h"
 
+#include "environment.h"
 #include "line.h"
 #include "load_page.h"
 #include "say.h"
 
-#include "environment.h"
 #include "kernel_clock.h"
 #include "refclock.h"
 #include "raw_syscall.h"

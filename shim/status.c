@@ -16,9 +16,14 @@
 #include <time.h>
 #include <unistd.h>
 
-/* The version-1 fields end where version 2's begin: a caller built against version 1
- * passes a struct of this size, and tscshim_status() fills no more. */
-#define STATUS_V1_SIZE offsetof(struct tscshim_status, version)
+/* Where each version's fields end: a caller built against version v passes a struct of
+ * at least STATUS_V<v>_END bytes. tscshim_status() fills version 1's and no more. */
+#define STATUS_END_OF(field) (offsetof(struct tscshim_status, field) + sizeof((struct tscshim_status *)0)->field)
+#define STATUS_V1_END STATUS_END_OF(stats_write_failures)
+#define STATUS_V2_END STATUS_END_OF(passed_while_deciding)
+_Static_assert(TSCSHIM_STATUS_VERSION == 2 && STATUS_V2_END == sizeof(struct tscshim_status),
+	       "a field appended to struct tscshim_status starts a new version: give it its end "
+	       "here and in status_version_filled()");
 
 static void copy_reason(struct tscshim_status *out, const char *text)
 {
@@ -94,18 +99,33 @@ static __attribute__((noinline)) void copy_status(struct tscshim_status *out, si
 SHIM_EXPORT int tscshim_status(struct tscshim_status *out)
 {
 	gate_first_read(CLOCK_MONOTONIC, true);
-	copy_status(out, STATUS_V1_SIZE);
+	copy_status(out, STATUS_V1_END);
 	return 0;
 }
 
-SHIM_EXPORT int tscshim_status_v2(struct tscshim_status *out, size_t size)
+/* The version a caller's size gets: the newest whose fields all fit in it (a size between
+ * two versions' ends fills the older one whole and part of the newer), or -1 when not even
+ * version 1's fit. */
+static int status_version_filled(size_t size)
 {
-	if (size < STATUS_V1_SIZE)
+	if (size >= STATUS_V2_END)
+		return 2;
+	return size >= STATUS_V1_END ? 1 : -1;
+}
+
+SHIM_EXPORT int tscshim_status_sized(struct tscshim_status *out, size_t size)
+{
+	int version = status_version_filled(size);
+	if (version < 0)
 		return -1;
 	gate_first_read(CLOCK_MONOTONIC, true);
 	copy_status(out, size);
-	return TSCSHIM_STATUS_VERSION;
+	return version;
 }
+
+/* Its first name, kept for programs built against 0.2: the same function. */
+SHIM_EXPORT int tscshim_status_v2(struct tscshim_status *out, size_t size)
+	__attribute__((alias("tscshim_status_sized")));
 
 /* The stats line, from the same status a query gets (without deciding: a process that
  * never read a served clock says decided=0). */

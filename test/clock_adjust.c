@@ -7,7 +7,7 @@
  *      takes to show the step; then steps it back by the same amount.
  * Exit status 1 if an error exceeds BOUND_NS or the step shows later than 10 ms. */
 #define _GNU_SOURCE
-#include "kernel_clock.h"
+#include "kernel_ns.h"
 
 #include <signal.h>
 #include <stdio.h>

@@ -19,7 +19,7 @@
 #define _GNU_SOURCE
 #include "tscshim.h"
 
-#include "kernel_clock.h"
+#include "kernel_ns.h"
 
 #include <dlfcn.h>
 #include <errno.h>

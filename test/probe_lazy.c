@@ -34,7 +34,7 @@
  * Each value is bracketed by two reads of the kernel's CLOCK_MONOTONIC through the
  * system call, which no preload reaches. Exit 1 on any value outside its bracket. */
 #define _GNU_SOURCE
-#include "kernel_clock.h"
+#include "kernel_ns.h"
 
 #include "test_points.h"
 #include "tscshim.h"

@@ -66,7 +66,7 @@ def deepest(name, stack=(), skip=()):
     return memo[key]
 
 host = 0
-for root_name in ("shim_load", "clock_gettime", "gettimeofday", "timespec_get", "tscshim_status", "tscshim_status_v2"):
+for root_name in ("shim_load", "clock_gettime", "gettimeofday", "timespec_get", "tscshim_status", "tscshim_status_sized"):
     start = next(n for n in nodes if short(n) == root_name)
     depth, chain, external = deepest(start, skip=("child",))
     host = max(host, depth)

@@ -1,4 +1,4 @@
-/* calib/next_symbol.c: the next definition of a function, read from the loader's tables.
+/* shim/next_symbol.c: the next definition of a function, read from the loader's tables.
  *
  * Two kinds of test. Synthetic objects (a GNU hash table, symbols, versions built here)
  * drive each rule: the bloom filter, the chain, version indexes, hidden versions, kinds

@@ -12,8 +12,8 @@
  *
  * Runs where the list cannot change under it: in a constructor at start-up (one thread)
  * or inside dlopen (which holds the loader's lock). */
-#ifndef CALIB_NEXT_SYMBOL_H
-#define CALIB_NEXT_SYMBOL_H
+#ifndef SHIM_NEXT_SYMBOL_H
+#define SHIM_NEXT_SYMBOL_H
 
 #include <link.h>
 #include <stdint.h>

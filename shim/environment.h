@@ -3,8 +3,8 @@
  * clock read, which may be in a signal handler.
  *
  * Pure: each takes the entries it looks at, so unit tests drive them with their own. */
-#ifndef CALIB_ENVIRONMENT_H
-#define CALIB_ENVIRONMENT_H
+#ifndef SHIM_ENVIRONMENT_H
+#define SHIM_ENVIRONMENT_H
 
 #include <stdbool.h>
 

@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include "bench.h"
 #include "cli.h"
+#include "floor.h"
 #include "plot.h"
 #include "shim_status.h"
 #include "util.h"
@@ -216,7 +217,8 @@ static void print_table(struct results *r, const struct bench_work *w)
 	       "p50", "p90", "p99", "p99.9", "max", "x real", "x floor");
 	each_cell(r, table_row, NULL);
 	printf("ns per call; x real, x floor: p50 over the real function's, over the floor's p50 (- none: the\n"
-	       "shim passing through, or a clock the shim does not serve, where its rows are pass-through too)\n");
+	       "shim passing through, or a clock the shim does not serve, where its rows are pass-through too);\n"
+	       "floor-fenced reads the counter with %s, the cheaper ordered read here\n", floor_ordered_read());
 	const char *kernel_path;
 	char recommendation[512];
 	verdict_text(r, &kernel_path, recommendation, sizeof recommendation);
@@ -241,7 +243,8 @@ static void print_shim_json(const struct shim_status_line *s)
 
 static void print_json(struct results *r, const struct bench_work *w)
 {
-	printf("{\"command\": \"bench\", \"calls\": %ld, \"threads\": %d, \"batch\": 64,\n", w->calls, w->threads);
+	printf("{\"command\": \"bench\", \"calls\": %ld, \"threads\": %d, \"batch\": 64, \"floor_ordered_read\": \"%s\",\n",
+	       w->calls, w->threads, floor_ordered_read());
 	printf(" \"shim\": {\"fenced\": ");
 	print_shim_json(&r->shim[CHILD_FENCED]);
 	printf(", \"unfenced\": ");

@@ -10,8 +10,12 @@
 #include <sys/time.h>
 #include <time.h>
 
-/* Once before any read: a conversion at rate_millihz from now on. */
+/* Once before any read: a conversion at rate_millihz from now on, and the cheaper of the
+ * CPU's ordered reads (lfence; rdtsc or rdtscp) for the fenced floor. */
 void floor_setup(uint64_t rate_millihz);
+
+/* "lfence; rdtsc" or "rdtscp": the ordered read the fenced floor uses. */
+const char *floor_ordered_read(void);
 
 /* Not inlined, so that it costs a call as the real function and the shim do. */
 int floor_read(struct timespec *ts, bool fenced);

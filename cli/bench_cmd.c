@@ -23,6 +23,7 @@ struct results {
 	int threads;
 	struct bench_cell *cells; /* [variant][clock][thread + 1] */
 	struct shim_status_line shim[BENCH_CHILDREN]; /* [enum bench_child] */
+	unsigned min_gain_pct; /* the verdict's margin: TSCSHIM_MIN_GAIN_PCT, as the gate's */
 };
 
 static struct bench_cell *cell_at(struct results *r, int variant, int clock, int thread)
@@ -116,9 +117,8 @@ static double ratio_floor(struct results *r, int v, int c, int t)
 }
 
 /* The verdict weighs the shim against the kernel on CLOCK_MONOTONIC, all threads together:
- * the clock most programs read, and the one the shim's benefit gate measures too. */
-enum { VERDICT_MIN_GAIN_PCT = 5 };
-
+ * the clock most programs read, and the one the shim's benefit gate measures too, with
+ * the gate's margin. */
 static struct cost verdict_cost(struct results *r)
 {
 	return (struct cost){
@@ -134,7 +134,7 @@ static void verdict_text(struct results *r, const char **kernel_path, char *reco
 {
 	struct cost c = verdict_cost(r);
 	*kernel_path = kernel_path_name(benefit_kernel_path(&c));
-	benefit_recommendation(&c, VERDICT_MIN_GAIN_PCT, recommendation, size);
+	benefit_recommendation(&c, r->min_gain_pct, recommendation, size);
 }
 
 /* Every present cell in the order of the table (clock, variant, then all threads before
@@ -434,7 +434,7 @@ int command_bench(int argc, char **argv)
 	if (drift > 0)
 		return bench_drift(drift, json, plot_file) == 0 ? 0 : 1;
 
-	struct results r = {.threads = w.threads};
+	struct results r = {.threads = w.threads, .min_gain_pct = (unsigned)environment.num[OPT_MIN_GAIN_PCT]};
 	r.cells = calloc((size_t)BENCH_VARIANTS * BENCH_CLOCKS * (size_t)(w.threads + 1), sizeof *r.cells);
 	if (!r.cells) {
 		fprintf(stderr, "tscshim bench: out of memory\n");

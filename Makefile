@@ -111,7 +111,7 @@ $(B)/test/%: test/%.c test/unit.h $(B)/libtsccalib.a
 	$(CC) $(ALL_CFLAGS) $< $(B)/libtsccalib.a -o $@ $(LDLIBS)
 
 # The shim's load-path helpers, each unit-tested with its own object (they are not in calib).
-SHIM_UNIT_TESTS := $(B)/test/test_next_symbol $(B)/test/test_environment
+SHIM_UNIT_TESTS := $(B)/test/test_next_symbol $(B)/test/test_environment $(B)/test/test_vdso
 $(SHIM_UNIT_TESTS): $(B)/test/test_%: test/test_%.c test/unit.h $(B)/shim/%.o $(B)/libtsccalib.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Ishim $< $(B)/shim/$*.o $(B)/libtsccalib.a -o $@ $(LDLIBS)

@@ -218,15 +218,17 @@ clock_read_as(clockid_t id, struct timespec *ts, unsigned *served, int plan_over
 	 * in a register only as long as it must: the multiply-shift is done on values not
 	 * yet validated (harmless: a torn result is dropped), so that only its result and
 	 * the bases live across the second load of the state (split_conversion_apply's
-	 * steps; a pre-shift is only for counters slower than 1 GHz). */
+	 * steps; a pre-shift is only for counters slower than 1 GHz). Every value a slot
+	 * holds, torn or not, is a field of some sealed form or 0, so the shifts are in range;
+	 * masked all the same, which costs nothing (x86 masks shift counts itself). */
 	uint64_t delta = t - LOAD(r->start);
 	uint64_t pre_shift = LOAD(r->form.pre_shift);
 	if (__builtin_expect(pre_shift != 0, 0)) {
 		__asm__("" : "+r"(delta));
-		delta <<= pre_shift;
+		delta <<= pre_shift & 63;
 	}
 	uint64_t mult = LOAD(r->form.mult), post_shift = LOAD(r->form.post_shift);
-	uint64_t elapsed_ns = (uint64_t)(((unsigned __int128)delta * mult) >> 64) >> post_shift;
+	uint64_t elapsed_ns = (uint64_t)(((unsigned __int128)delta * mult) >> 64) >> (post_shift & 63);
 	uint64_t base_nsec = LOAD(r->form.base_nsec), base_sec = LOAD(r->form.base_sec);
 	/* The decisions above may rest on a torn line; this validates them with the form. */
 	if (__builtin_expect(line_read_retry(w), 0))

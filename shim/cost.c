@@ -33,7 +33,7 @@ typedef int read_fn(clockid_t, struct timespec *);
 static inline __attribute__((always_inline)) int served_as(clockid_t clock, struct timespec *ts, int plan)
 {
 	unsigned served = 0;
-	enum read_result r = clock_read_as(clock, ts, &served, plan);
+	enum read_result r = clock_read_as(clock, ts, &served, plan, ts);
 	if (r == READ_SLOW && clock_read_slow(served, ts))
 		return 0;
 	return r == READ_SERVED ? 0 : real_clock_gettime(clock, ts);

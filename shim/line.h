@@ -174,15 +174,20 @@ static inline bool read_plan_valid(unsigned plan)
  * last a life, and the prev range's loads issue under the prediction). One unsigned
  * compare per range sends every rare case to the slow path. */
 static inline __attribute__((always_inline)) enum read_result
-clock_read_as(clockid_t id, struct timespec *ts, unsigned *served, int plan_override)
+clock_read_as(clockid_t id, struct timespec *ts, unsigned *served, int plan_override, const void *caller_out)
 {
-	if ((unsigned)id >= CLOCK_ID_LIMIT)
+	/* Unlikely, so that a valid id falls through to the served test: a call the
+	 * counter does not serve takes that test's one branch, no other. */
+	if (__builtin_expect((unsigned)id >= CLOCK_ID_LIMIT, 0))
 		return READ_PASS;
 	/* Acquire (a plain load on x86): a thread that finds its clock served sees everything
 	 * clock_start wrote before it opened the path (release), the configuration the slow
 	 * path reads among it, even when the decision ran in another thread moments ago. */
 	unsigned c = __atomic_load_n(&clock_config.served_index[id], __ATOMIC_ACQUIRE);
-	if (!c)
+	/* The caller's NULL pointer is checked here, after the served test and not before
+	 * it: a call the counter does not serve then takes one branch to its pass target,
+	 * and a NULL goes there too, to get what the real function does with it. */
+	if (!c || caller_out == NULL)
 		return READ_PASS;
 	c--;
 	/* After that acquire: the plan clock_start set before it opened the path. */
@@ -245,9 +250,9 @@ slow:
 
 /* The read the entry points make: as configured. */
 static inline __attribute__((always_inline)) enum read_result
-clock_read(clockid_t id, struct timespec *ts, unsigned *served)
+clock_read(clockid_t id, struct timespec *ts, unsigned *served, const void *caller_out)
 {
-	return clock_read_as(id, ts, served, READ_PLAN_AS_CONFIGURED);
+	return clock_read_as(id, ts, served, READ_PLAN_AS_CONFIGURED, caller_out);
 }
 
 #endif

@@ -58,7 +58,7 @@ static void publish(struct line *l)
 static enum read_result read_mono(struct timespec *ts)
 {
 	unsigned served;
-	return clock_read(CLOCK_MONOTONIC, ts, &served);
+	return clock_read(CLOCK_MONOTONIC, ts, &served, ts);
 }
 
 static uint64_t ns_of(const struct timespec *ts)
@@ -120,8 +120,8 @@ static void no_line_or_an_unserved_clock(void)
 	struct timespec ts;
 	CHECK(read_mono(&ts) == READ_SLOW);
 	unsigned served;
-	CHECK(clock_read(CLOCK_PROCESS_CPUTIME_ID, &ts, &served) == READ_PASS);
-	CHECK(clock_read(-1, &ts, &served) == READ_PASS);
+	CHECK(clock_read(CLOCK_PROCESS_CPUTIME_ID, &ts, &served, &ts) == READ_PASS);
+	CHECK(clock_read(-1, &ts, &served, &ts) == READ_PASS);
 }
 
 /* What the hot path hands out is the line's value (line_value) at a counter value taken

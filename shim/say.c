@@ -1,12 +1,36 @@
 #include "say.h"
 #include "load_page.h"
 
+#include "raw_syscall.h"
 #include "text.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 
 #include <stdarg.h>
 #include <unistd.h>
 
 ON_LOAD_PAGE unsigned say_level;
+ON_LOAD_PAGE int say_fd = STDERR_FILENO;
+/* The copy of the stderr of load, and which file that was; -1 for none. */
+static int stderr_kept = -1;
+static struct stat stderr_at_load;
+
+void say_keep_stderr(void)
+{
+	long fd = raw_syscall4(SYS_fcntl, STDERR_FILENO, F_DUPFD_CLOEXEC, 64, 0);
+	if (fd >= 0 && raw_syscall4(SYS_fstat, fd, (long)&stderr_at_load, 0, 0) == 0)
+		stderr_kept = (int)fd;
+}
+
+void say_at_exit(void)
+{
+	struct stat now;
+	if (stderr_kept >= 0 && (raw_syscall4(SYS_fstat, STDERR_FILENO, (long)&now, 0, 0) != 0 ||
+				 now.st_dev != stderr_at_load.st_dev || now.st_ino != stderr_at_load.st_ino))
+		say_fd = stderr_kept;
+}
 
 void say(const char *first, ...)
 {
@@ -19,6 +43,6 @@ void say(const char *first, ...)
 		text_add(&t, part);
 	va_end(ap);
 	line[t.len++] = '\n';
-	ssize_t ignored = write(STDERR_FILENO, line, t.len);
+	ssize_t ignored = write(say_fd, line, t.len);
 	(void)ignored;
 }

@@ -50,7 +50,7 @@ void status_fill(struct tscshim_status *out)
 	clock_counters(&cc);
 	out->decided = 1;
 	out->active = cc.active;
-	if (g->active && !cc.active)
+	if (g->serving && !cc.active)
 		copy_reason(out, cc.stopped_uncovered
 					 ? "stopped serving: the process may now run on CPUs whose counters the verdict did not compare"
 					 : "the watchdog stopped serving: the counter and the kernel's clock disagreed");

@@ -31,7 +31,8 @@
  *                                       was never reached
  *   probe_lazy altstack SIZE BOUND_NS   the read the decision is due at comes in a signal
  *                                       handler running on an alternate stack of SIZE
- *                                       bytes; then 1000 reads (exit 0: it did not crash)
+ *                                       bytes; then 1000 reads (exit 0: it did not crash);
+ *                                       prints how many bytes of it were used (painted)
  *   probe_lazy kill-decider BOUND_NS    a thread whose seccomp filter kills it at
  *                                       sched_getaffinity (the decision's first step) makes
  *                                       the due read and dies; the main thread then reads
@@ -245,7 +246,10 @@ static int fork_while_held(void *(*holder)(void *), int child_reads, const char 
 static int on_altstack(long size)
 {
 	stack_t ss = {.ss_size = (size_t)size, .ss_sp = malloc((size_t)size)};
-	if (!ss.ss_sp || sigaltstack(&ss, NULL) != 0)
+	if (!ss.ss_sp)
+		return 2;
+	memset(ss.ss_sp, 0xa5, (size_t)size); /* painted: what the handler used is what changed */
+	if (sigaltstack(&ss, NULL) != 0)
 		return 2;
 	struct sigaction sa = {.sa_handler = on_signal, .sa_flags = SA_ONSTACK};
 	sigaction(SIGUSR1, &sa, NULL);
@@ -253,6 +257,10 @@ static int on_altstack(long size)
 	raise(SIGUSR1);
 	if (!handled)
 		return 2;
+	long untouched = 0;
+	while (untouched < size && ((unsigned char *)ss.ss_sp)[untouched] == 0xa5)
+		untouched++;
+	printf("altstack: used=%ld of %ld\n", size - untouched, size);
 	for (int i = 0; i < 1000; i++)
 		checked_read();
 	return report("altstack");

@@ -141,7 +141,7 @@ no_measurement_at_read() { # ENV... -- PROGRAM ARGS
 		[ "$(stat -c %Y "$TSCSHIM_CACHE")" -eq 0 ]
 		run env TSCSHIM_VERBOSE=1 LD_PRELOAD="$SHIM" "$PROBE" loop 5
 		echo "$output"
-		[[ "$output" == *"measured now"*"at load (nothing recorded yet)"* ]]
+		[[ "$output" == *"measured now"*"at load (no record passed the checks at load)"* ]]
 	done
 }
 
@@ -161,7 +161,7 @@ no_measurement_at_read() { # ENV... -- PROGRAM ARGS
 		esac
 		run env TSCSHIM_VERBOSE=1 LD_PRELOAD="$SHIM" "$PROBE" loop 5
 		echo "$damage: $output"
-		[[ "$output" == *"at load (nothing recorded yet)"* ]]
+		[[ "$output" == *"at load (no record passed the checks at load)"* ]]
 	done
 }
 
@@ -214,4 +214,56 @@ no_measurement_at_read() { # ENV... -- PROGRAM ARGS
 	run strace -qq -e trace=fcntl,dup,dup2,dup3 -E LD_PRELOAD="$SHIM" -E TSCSHIM_DECIDE_AFTER=1000 env -u TSCSHIM_SYSTEM_RECORD -u TSCSHIM_SERVE -u TSCSHIM_CACHE "$PROBE" loop 3
 	echo "$output"
 	[[ "$output" != *"tscshim"* && "$output" != *"F_DUPFD"* ]]
+}
+
+MUSL_SHIM="$ROOT/build-musl/libtscshim.so"
+MUSL_PROBE="$ROOT/build-musl/test/probe_clock"
+
+require_musl_build() {
+	[ -x "$MUSL_PROBE" ] && [ -s "$MUSL_SHIM" ] && [ -x "$ROOT/build-musl/tscshim" ] ||
+		skip "no musl build (make musl)"
+}
+
+@test "decide: glibc and musl processes on one per-user cache keep both builds' costs, and then neither measures" {
+	require_reliable
+	require_musl_build
+	require_command strace strace
+	export TSCSHIM_SERVE=auto
+	# glibc measures at load (nothing recorded); musl finds no costs of its build at its
+	# read, passes through, and marks the cache; the next musl start measures at load.
+	LD_PRELOAD="$SHIM" "$PROBE" loop 5 >/dev/null
+	run env TSCSHIM_VERBOSE=1 LD_PRELOAD="$MUSL_SHIM" "$MUSL_PROBE" loop 5
+	echo "$output"
+	[[ "$output" == *"passing through: the record holds no costs of this build"* ]]
+	run env TSCSHIM_VERBOSE=1 LD_PRELOAD="$MUSL_SHIM" "$MUSL_PROBE" loop 5
+	echo "$output"
+	# The cache's record answers; only this build's costs are measured, at load.
+	[[ "$output" == *"at load (no record passed the checks at load)"*"measured now;"* ]]
+	grep -Eq '^cost_build=[1-9]' "$TSCSHIM_CACHE"
+	grep -Eq '^cost_build_2=[1-9]' "$TSCSHIM_CACHE"
+	# From now on each decides from the cache at its read, measuring nothing, in turn.
+	for round in 1 2; do
+		no_measurement_at_read -E LD_PRELOAD="$SHIM" -E TSCSHIM_VERBOSE=1 "$PROBE" loop 5
+		[[ "$stderr" == *"from the cache"*"from the record;"* ]]
+		no_measurement_at_read -E LD_PRELOAD="$MUSL_SHIM" -E TSCSHIM_VERBOSE=1 "$MUSL_PROBE" loop 5
+		[[ "$stderr" == *"from the cache"*"from the record;"* ]]
+	done
+}
+
+@test "decide: calib --save stores the costs of the musl build beside this one; a musl process decides from them" {
+	[ "$(id -u)" -eq 0 ] || skip "the machine-wide record must be root's"
+	require_reliable
+	require_musl_build
+	require_command strace strace
+	local dir="$BATS_TEST_TMPDIR/run" record
+	record="$dir/tscshim/calibration"
+	mkdir -p "$dir" && chmod 0755 "$dir" "$BATS_TEST_TMPDIR"
+	run env TSCSHIM_SYSTEM_RECORD="$record" "$TSCSHIM" calib --save --calibrate-us 20000
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(grep -c '^stored decision: ' <<<"$output")" -eq 2 ]
+	grep -Eq '^cost_build_2=[1-9]' "$record"
+	no_measurement_at_read -E LD_PRELOAD="$MUSL_SHIM" -E TSCSHIM_SYSTEM_RECORD="$record" -E TSCSHIM_CACHE=off \
+		-E TSCSHIM_SERVE=auto -E TSCSHIM_VERBOSE=1 "$MUSL_PROBE" loop 5
+	[[ "$stderr" == *"from the machine-wide record"*"from the record;"* ]]
 }

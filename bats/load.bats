@@ -96,7 +96,7 @@ lookups_after_init() {
 	echo "$output"
 	[ "$status" -eq 0 ]
 	# Nothing recorded: the load measured (the read never does), and kept it.
-	[[ "$output" == *"at load (nothing recorded yet)"* ]]
+	[[ "$output" == *"at load (no record passed the checks at load)"* ]]
 	[ -s "$long/tscshim.cache" ]
 	# The next start finds it at load, and decides from it at its first read.
 	run env XDG_RUNTIME_DIR="$long" TSCSHIM_VERBOSE=1 TSCSHIM_SYSTEM_RECORD=off LD_PRELOAD="$SHIM" \

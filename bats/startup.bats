@@ -66,7 +66,7 @@ as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; }
 	[[ "$stderr" == *"machine-wide record saved to $record"* ]]
 	[ "$(stat -c '%u %a' "$record")" = "0 644" ]
 	[ "$(stat -c '%u %a' "$(dirname "$record")")" = "0 755" ]
-	grep -q '^tscshim-cache 5$' "$record"
+	grep -q '^tscshim-cache 6$' "$record"
 	grep -q "^cpus=" "$record"
 
 	mine="$shared/nobody"

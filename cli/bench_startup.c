@@ -150,10 +150,10 @@ static double gain_ns(const char *const paths[], const uid_t owners[], int n, bo
 	for (int i = 0; i < n; i++) {
 		struct safefile_trust trust = {.owner = owners[i], .max_size = CACHE_MAX_SIZE};
 		if (!paths[i] || cache_read(paths[i], &trust, buf, sizeof buf, &file, err, sizeof err) != CACHE_OK ||
-		    !file.count || !file.record[0].kernel_ps)
+		    !file.count || !file.record[0].costs[0].kernel_ps)
 			continue;
-		const struct cache_record *r = &file.record[0];
-		return ((double)r->kernel_ps - (double)(fenced ? r->fenced_ps : r->unfenced_ps)) / 1e3;
+		const struct cache_costs *c = &file.record[0].costs[0];
+		return ((double)c->kernel_ps - (double)(fenced ? c->fenced_ps : c->unfenced_ps)) / 1e3;
 	}
 	return 0;
 }

@@ -5,7 +5,8 @@
  * decides from it, measures the costs as every process would (its own hot path, this
  * host's kernel clock) and reports them, with its build-id, through tscshim_status_v2.
  * The record then carries them, and every process of that build reuses them instead of
- * measuring: one boot and one build give one decision. */
+ * measuring: one boot and one build give one decision. The musl build's, too, where it
+ * lies beside this one: a record keeps the costs of two builds. */
 #define _GNU_SOURCE
 #include "cli.h"
 #include "util.h"
@@ -70,19 +71,11 @@ static char **child_environment(const char *library, const char *record, char *p
 	return env;
 }
 
-int record_costs_measure(const char *record_path, struct cache_record *rec, char *why, size_t why_size)
+/* One build's costs: `program __shim-costs` with `library` preloaded, deciding from the
+ * record at record_path. Returns 0 with *c, or -1 with why. */
+static int measure_build(const char *program, const char *library, const char *record_path, struct cache_costs *c,
+			 char *why, size_t why_size)
 {
-	char library[PATH_MAX], self[PATH_MAX];
-	if (cli_find_library("calib", NULL, library, sizeof library) != 0) {
-		snprintf(why, why_size, "the shim library was not found");
-		return -1;
-	}
-	ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
-	if (len <= 0) {
-		snprintf(why, why_size, "/proc/self/exe: %s", strerror(errno));
-		return -1;
-	}
-	self[len] = '\0';
 	char preload[PATH_MAX + 16], record_setting[PATH_MAX + 32];
 	char **env = child_environment(library, record_path, preload, sizeof preload, record_setting,
 				       sizeof record_setting);
@@ -96,9 +89,9 @@ int record_costs_measure(const char *record_path, struct cache_record *rec, char
 	posix_spawn_file_actions_init(&actions);
 	posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
 	posix_spawn_file_actions_addclose(&actions, fds[0]);
-	char *argv[] = {self, "__shim-costs", NULL};
+	char *argv[] = {(char *)program, "__shim-costs", NULL};
 	pid_t pid;
-	int rc = posix_spawn(&pid, self, &actions, NULL, argv, env);
+	int rc = posix_spawn(&pid, program, &actions, NULL, argv, env);
 	posix_spawn_file_actions_destroy(&actions);
 	free(env);
 	close(fds[1]);
@@ -127,27 +120,74 @@ int record_costs_measure(const char *record_path, struct cache_record *rec, char
 						       : "it does not trust it: written by root, in a directory only root may write?");
 		return -1;
 	}
-	rec->kernel_ps = k;
-	rec->syscall_ps = s;
-	rec->fenced_ps = f;
-	rec->unfenced_ps = u;
-	rec->cost_build = build;
+	*c = (struct cache_costs){k, s, f, u, build};
+	return 0;
+}
+
+/* The musl build beside the glibc one, if there is one: its command (a musl program, to
+ * run __shim-costs in) and its library, in DIR/musl/ or, in a build tree, ../build-musl/. */
+static bool musl_build_beside(const char *library, char *program, char *musl_library, size_t size)
+{
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof dir, "%s", library);
+	char *slash = strrchr(dir, '/');
+	if (!slash)
+		return false;
+	*slash = '\0';
+	const char *const beside[] = {"musl", "../build-musl"};
+	for (int i = 0; i < 2; i++) {
+		if (snprintf(program, size, "%s/%s/tscshim", dir, beside[i]) >= (int)size ||
+		    snprintf(musl_library, size, "%s/%s/libtscshim.so", dir, beside[i]) >= (int)size)
+			continue;
+		if (access(program, X_OK) == 0 && access(musl_library, R_OK) == 0)
+			return true;
+	}
+	return false;
+}
+
+int record_costs_measure(const char *record_path, struct cache_record *rec, char *why, size_t why_size)
+{
+	char library[PATH_MAX], self[PATH_MAX];
+	if (cli_find_library("calib", NULL, library, sizeof library) != 0) {
+		snprintf(why, why_size, "the shim library was not found");
+		return -1;
+	}
+	ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+	if (len <= 0) {
+		snprintf(why, why_size, "/proc/self/exe: %s", strerror(errno));
+		return -1;
+	}
+	self[len] = '\0';
+	struct cache_costs c;
+	if (measure_build(self, library, record_path, &c, why, why_size) != 0)
+		return -1;
+	/* Each build the machine runs: the musl build's costs too, where it lies beside this
+	 * one (a musl program's process then decides from the record, measuring nothing). */
+	char program[PATH_MAX], musl_library[PATH_MAX], musl_why[256];
+	struct cache_costs musl;
+	if (musl_build_beside(library, program, musl_library, sizeof program) &&
+	    measure_build(program, musl_library, record_path, &musl, musl_why, sizeof musl_why) == 0)
+		cache_costs_keep(rec, &musl);
+	cache_costs_keep(rec, &c);
 	return 0;
 }
 
 void record_costs_describe(const struct cache_record *rec, const struct option_values *o, FILE *out)
 {
-	if (!rec->kernel_ps || !rec->fenced_ps || !rec->unfenced_ps) {
+	if (!rec->costs[0].build) {
 		fprintf(out, "stored decision:     none (no costs in the record: each process measures them)\n");
 		return;
 	}
-	bool fenced = o->num[OPT_FENCE] != 0;
-	double kernel = rec->kernel_ps / 1e3, counter = (fenced ? rec->fenced_ps : rec->unfenced_ps) / 1e3;
-	unsigned min_gain = (unsigned)o->num[OPT_MIN_GAIN_PCT];
-	bool pays = benefit_pays(kernel, counter, min_gain);
-	fprintf(out,
-		"stored decision:     %s: %s %.1f ns against the kernel's %.1f ns, %.1f%% cheaper "
-		"(TSCSHIM_MIN_GAIN_PCT=%u), for build %" PRIu64 "\n",
-		pays ? "serve from the counter" : "pass through", fenced ? "fenced" : "unfenced", counter,
-		kernel, 100.0 * (kernel - counter) / kernel, min_gain, rec->cost_build);
+	for (int i = 0; i < CACHE_COSTS_MAX && rec->costs[i].build; i++) {
+		const struct cache_costs *c = &rec->costs[i];
+		bool fenced = o->num[OPT_FENCE] != 0;
+		double kernel = c->kernel_ps / 1e3, counter = (fenced ? c->fenced_ps : c->unfenced_ps) / 1e3;
+		unsigned min_gain = (unsigned)o->num[OPT_MIN_GAIN_PCT];
+		bool pays = benefit_pays(kernel, counter, min_gain);
+		fprintf(out,
+			"stored decision:     %s: %s %.1f ns against the kernel's %.1f ns, %.1f%% cheaper "
+			"(TSCSHIM_MIN_GAIN_PCT=%u), for build %" PRIu64 "\n",
+			pays ? "serve from the counter" : "pass through", fenced ? "fenced" : "unfenced", counter,
+			kernel, 100.0 * (kernel - counter) / kernel, min_gain, c->build);
+	}
 }

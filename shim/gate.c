@@ -10,7 +10,7 @@
  *      no record of this boot vouches for the CPU);
  *   5. else measured, in a child process within the budget: only at load;
  *   6. the reliability verdict;
- *   7. the costs a record keeps for this build, where the kernel's clock is still read
+ *   7. the costs a record keeps for this build (one of two it may keep), where the kernel's clock is still read
  *      the way they say, and the benefit gate judged on them: with TSCSHIM_SERVE=auto,
  *      a counter that does not cost at least TSCSHIM_MIN_GAIN_PCT percent less than
  *      the kernel's clock means pass-through, and the clock is never started;
@@ -501,12 +501,6 @@ static struct cost kernel_costs_ns(const struct cost_ps *c)
 	return (struct cost){.kernel_ns = c->kernel / 1e3, .syscall_ns = c->syscall / 1e3};
 }
 
-static bool record_has_costs(const struct cache_record *rec, uint64_t build)
-{
-	return rec && rec->kernel_ps && rec->syscall_ps && rec->fenced_ps && rec->unfenced_ps &&
-	       build && rec->cost_build == build;
-}
-
 /* The clock whose costs are measured and checked: the first served one stands for them all. */
 static clockid_t cost_clock(uint32_t served)
 {
@@ -522,12 +516,12 @@ static bool step7_record_costs(struct gate_result *r, const struct cache_record 
 {
 	uint64_t build = shim_build_id();
 	r->cost_build = build;
-	const struct cache_record *candidates[2] = {rec, NULL};
-	if (!record_has_costs(rec, build) && f->source == TSCSHIM_SOURCE_SYSTEM_RECORD && f->cache_path)
-		candidates[1] = record_from_cache(f->cache_path, key);
+	const struct cache_costs *candidates[2] = {cache_costs_of(rec, build), NULL};
+	if (!candidates[0] && f->source == TSCSHIM_SOURCE_SYSTEM_RECORD && f->cache_path)
+		candidates[1] = cache_costs_of(record_from_cache(f->cache_path, key), build);
 	for (int i = 0; i < 2; i++) {
-		const struct cache_record *c = candidates[i];
-		if (!record_has_costs(c, build))
+		const struct cache_costs *c = candidates[i];
+		if (!c)
 			continue;
 		r->cost = (struct cost_ps){c->kernel_ps, c->syscall_ps, c->fenced_ps, c->unfenced_ps};
 		if (cost_still_applies(cost_clock(r->served), r->rate_millihz, &r->cost)) {
@@ -636,11 +630,8 @@ static void step9_keep(const struct gate_result *r, const struct found_record *f
 		return;
 	struct cache_record keep = *rec;
 	if (costs_now) {
-		keep.kernel_ps = r->cost.kernel;
-		keep.syscall_ps = r->cost.syscall;
-		keep.fenced_ps = r->cost.fenced;
-		keep.unfenced_ps = r->cost.unfenced;
-		keep.cost_build = r->cost_build;
+		struct cache_costs c = {r->cost.kernel, r->cost.syscall, r->cost.fenced, r->cost.unfenced, r->cost_build};
+		cache_costs_keep(&keep, &c);
 	}
 	record_keep(f->cache_path, &keep);
 }
@@ -688,7 +679,7 @@ static void say_when(struct text *t)
 {
 	text_add_u64(t, gate_result.decide_ns / 1000);
 	if (decided_at_load) {
-		text_add(t, " us at load (nothing recorded yet)");
+		text_add(t, " us at load (no record passed the checks at load)");
 	} else if (decided_at_read > 1) {
 		text_add(t, " us at clock read ");
 		text_add_u64(t, decided_at_read);

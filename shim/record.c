@@ -25,9 +25,9 @@
 #include <unistd.h>
 
 /* Too big for the decision's stack, and needed once per decision. What every warm
- * decision writes (the parsed records, the path, the message buffer, then the file
- * buffer, so that a record file of one CPU set, about 340 bytes, the common case, is read
- * into that same page) sits in the scratch that shares the fork-wiped page the first
+ * decision writes (the claim, the parsed records, the path, then the file buffer, so that
+ * a record file of one CPU set, about 420-480 bytes with two builds' costs, the common
+ * case, is read into that same page; the message buffer after it, written on a failure) sits in the scratch that shares the fork-wiped page the first
  * line's publication writes anyway (shim/line.h): one fresh page, not two. Every buffer
  * is written before it is read, within one decision. may_alias: the scratch is bytes. */
 struct __attribute__((may_alias)) decision_buffers {
@@ -37,12 +37,12 @@ struct __attribute__((may_alias)) decision_buffers {
 	_Alignas(64) struct cache_file cache; /* the per-user cache as read (count 0: none usable) */
 	struct cache_file system;               /* the machine-wide record as read */
 	char cache_path[SAFEFILE_PATH_MAX];
-	char err[SAFEFILE_PATH_MAX + 160]; /* one step's message at a time */
 	char file[CACHE_MAX_SIZE + 1];
+	char err[SAFEFILE_PATH_MAX + 160]; /* one step's message at a time: written on a failure */
 };
 _Static_assert(sizeof(struct decision_buffers) <= sizeof wiped.decision_scratch,
 	       "the decision's buffers fit the scratch");
-_Static_assert(offsetof(struct fork_wiped, decision_scratch) + offsetof(struct decision_buffers, file) + 400 <=
+_Static_assert(offsetof(struct fork_wiped, decision_scratch) + offsetof(struct decision_buffers, file) + 480 <=
 		       4096,
 	       "a one-record file shares the first page with what every decision writes");
 #define buffers (*(struct decision_buffers *)(void *)wiped.decision_scratch)

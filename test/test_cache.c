@@ -86,11 +86,8 @@ static struct cache_record sample(void)
 		.estimate_verdict = ESTIMATE_CONSISTENT,
 		.max_shift_ticks = 399,
 		.rate_millihz = 2096008000036ull,
-		.kernel_ps = 23400,
-		.syscall_ps = 412000,
-		.fenced_ps = 27600,
-		.unfenced_ps = 11800,
-		.cost_build = 18000000000000000001ull,
+		.costs = {{.kernel_ps = 23400, .syscall_ps = 412000, .fenced_ps = 27600, .unfenced_ps = 11800,
+			   .build = 18000000000000000001ull}},
 	};
 	cpu_mask_add(&r.cpus, 0);
 	cpu_mask_add(&r.cpus, 1);
@@ -137,11 +134,13 @@ static void check_same(const struct cache_record *a, const struct cache_record *
 	CHECK_EQ_U64(a->rate_millihz, b->rate_millihz);
 	CHECK_EQ_U64(a->retry_at_ns, b->retry_at_ns);
 	CHECK_EQ_U64(a->retry_interval_ms, b->retry_interval_ms);
-	CHECK_EQ_U64(a->kernel_ps, b->kernel_ps);
-	CHECK_EQ_U64(a->syscall_ps, b->syscall_ps);
-	CHECK_EQ_U64(a->fenced_ps, b->fenced_ps);
-	CHECK_EQ_U64(a->unfenced_ps, b->unfenced_ps);
-	CHECK_EQ_U64(a->cost_build, b->cost_build);
+	for (int i = 0; i < CACHE_COSTS_MAX; i++) {
+		CHECK_EQ_U64(a->costs[i].kernel_ps, b->costs[i].kernel_ps);
+		CHECK_EQ_U64(a->costs[i].syscall_ps, b->costs[i].syscall_ps);
+		CHECK_EQ_U64(a->costs[i].fenced_ps, b->costs[i].fenced_ps);
+		CHECK_EQ_U64(a->costs[i].unfenced_ps, b->costs[i].unfenced_ps);
+		CHECK_EQ_U64(a->costs[i].build, b->costs[i].build);
+	}
 }
 
 /* Writes exactly these bytes, mode 0600. */
@@ -235,12 +234,48 @@ static void round_trip_extremes(void)
 	remove_dir();
 }
 
+/* Two builds' costs side by side: each keeps its own, a third evicts the older, and a
+ * record for the same CPU set replaced in the cache keeps the other build's costs. */
+static void costs_of_two_builds(void)
+{
+	struct cache_record r = sample();
+	struct cache_costs musl = {.kernel_ps = 30000, .syscall_ps = 400000, .fenced_ps = 29000, .unfenced_ps = 12000,
+				   .build = 7};
+	cache_costs_keep(&r, &musl);
+	CHECK(cache_costs_of(&r, 7) && cache_costs_of(&r, 7)->kernel_ps == 30000);
+	CHECK(cache_costs_of(&r, 18000000000000000001ull) != NULL);
+	CHECK(cache_costs_of(&r, 8) == NULL);
+	struct cache_costs again = musl;
+	again.kernel_ps = 31000;
+	cache_costs_keep(&r, &again); /* the same build: replaced, the other kept */
+	CHECK(cache_costs_of(&r, 7)->kernel_ps == 31000 && cache_costs_of(&r, 18000000000000000001ull));
+	struct cache_costs third = musl;
+	third.build = 9;
+	cache_costs_keep(&r, &third); /* a third: the oldest (the glibc one) goes */
+	CHECK(cache_costs_of(&r, 9) && cache_costs_of(&r, 7) && !cache_costs_of(&r, 18000000000000000001ull));
+	/* Round trip through the file. */
+	struct cache_file f = one(r), back;
+	char buf[CACHE_MAX_SIZE + 1], why[160];
+	int n = cache_format(&f, buf, sizeof buf, why, sizeof why);
+	CHECK(n > 0 && cache_parse(buf, (size_t)n, &back, why, sizeof why) == CACHE_OK);
+	CHECK(cache_costs_of(&back.record[0], 9) && cache_costs_of(&back.record[0], 7));
+	/* The same CPU set written again by the other build: both builds' costs stay. */
+	struct cache_file cache = one(sample());
+	struct cache_record other = sample();
+	memset(other.costs, 0, sizeof other.costs);
+	cache_costs_keep(&other, &musl);
+	cache_insert(&cache, &other);
+	CHECK_EQ_U64(cache.count, 1);
+	CHECK(cache_costs_of(&cache.record[0], 7) && cache_costs_of(&cache.record[0], 18000000000000000001ull));
+	CHECK_EQ_U64(cache.record[0].costs[0].build, 7); /* the newest first */
+}
+
 static void format_is_the_documented_text(void)
 {
 	struct cache_file f = one(sample());
 	char buf[CACHE_MAX_SIZE + 1], why[160];
 	int n = cache_format(&f, buf, sizeof buf, why, sizeof why);
-	const char *expect_body = "tscshim-cache 5\n"
+	const char *expect_body = "tscshim-cache 6\n"
 				  "boot_id=0f8e4c2a-6b1d-4e5f-9a3c-7d2b1e0f4a6c\n"
 				  "cpu_signature=11538209\n"
 				  "counter_invariant=1\n"
@@ -254,7 +289,12 @@ static void format_is_the_documented_text(void)
 				  "syscall_ps=412000\n"
 				  "fenced_ps=27600\n"
 				  "unfenced_ps=11800\n"
-				  "cost_build=18000000000000000001\n";
+				  "cost_build=18000000000000000001\n"
+				  "kernel_ps_2=0\n"
+				  "syscall_ps_2=0\n"
+				  "fenced_ps_2=0\n"
+				  "unfenced_ps_2=0\n"
+				  "cost_build_2=0\n";
 	size_t body = strlen(expect_body);
 	CHECK(n > 0 && (size_t)n == strlen(buf));
 	CHECK(strncmp(buf, expect_body, body) == 0);
@@ -336,13 +376,13 @@ static void corrupt_empty_and_garbage(void)
 	expect_corrupt_file("NUL");
 	write_bytes(path, "\n\n\n", 3);
 	expect_corrupt_file("not a tscshim cache");
-	write_bytes(path, "tscshim-cache 5\n", 16);
+	write_bytes(path, "tscshim-cache 6\n", 16);
 	expect_corrupt_file("no checksum line");
-	write_bytes(path, "tscshim-cache 5", 15);
+	write_bytes(path, "tscshim-cache 6", 15);
 	expect_corrupt_file("no final newline");
 	write_with_checksum(path, "tscshim-cache 03\n");
 	expect_corrupt_file("not a tscshim cache");
-	write_with_checksum(path, "tscshim-cache 5\n");
+	write_with_checksum(path, "tscshim-cache 6\n");
 	expect_corrupt_file("no record");
 	remove_dir();
 }
@@ -398,7 +438,7 @@ static void corrupt_other_version(void)
 	body[14] = '1';
 	write_with_checksum(path, body);
 	expect_corrupt_file("another format version");
-	body[14] = '6';
+	body[14] = '7';
 	write_with_checksum(path, body);
 	expect_corrupt_file("another format version");
 	remove_dir();
@@ -412,7 +452,7 @@ static void corrupt_fields(void)
 		/* Only the writer's form: every field, once, in the table's order. */
 		{"cpus=", "cpus=3\n", "cpus=3\n", "expected the field estimate_verdict"},
 		{"boot_id=", NULL, NULL, "expected the field boot_id"},
-		{"cost_build=", NULL, NULL, "a record is cut short"},
+		{"cost_build_2=", NULL, NULL, "a record is cut short"},
 		{"cpus=", "cpu_signature=1\n", NULL, "expected the field cpus"},
 		{"cpus=", "=3\n", NULL, "expected the field cpus"},
 		{"cpus=", "cpus 3\n", NULL, "expected the field cpus"},
@@ -464,8 +504,8 @@ static void corrupt_fields(void)
 	/* Five records are one too many; an extra line after the checksum is not allowed. */
 	char good[CACHE_MAX_SIZE], five[6 * CACHE_MAX_SIZE];
 	good_body(good, sizeof good);
-	const char *rec = good + strlen("tscshim-cache 5\n");
-	snprintf(five, sizeof five, "tscshim-cache 5\n%s%s%s%s%s", rec, rec, rec, rec, rec);
+	const char *rec = good + strlen("tscshim-cache 6\n");
+	snprintf(five, sizeof five, "tscshim-cache 6\n%s%s%s%s%s", rec, rec, rec, rec, rec);
 	write_with_checksum(path, five);
 	expect_corrupt_file("more than 4 records");
 	struct cache_file in = one(sample());
@@ -888,6 +928,7 @@ int main(void)
 	RUN(round_trip);
 	RUN(round_trip_extremes);
 	RUN(format_is_the_documented_text);
+	RUN(costs_of_two_builds);
 	RUN(missing_file);
 	RUN(corrupt_empty_and_garbage);
 	RUN(corrupt_every_truncation);

@@ -145,12 +145,14 @@ no_measurement_at_read() { # ENV... -- PROGRAM ARGS
 	done
 }
 
-@test "decide: a record that fails the checks at load (symlink, writable by others, empty, older than the boot) measures at load, not at the read" {
+@test "decide: a record that fails the checks at load (symlink, writable by others, empty, older than the boot, another owner, unreadable) measures at load, not at the read" {
 	require_reliable
 	require_command strace strace
 	warm_cache
 	cp "$TSCSHIM_CACHE" "$BATS_TEST_TMPDIR/good"
-	for damage in symlink mode empty old; do
+	local damages="symlink mode empty old unreadable"
+	[ "$(id -u)" -ne 0 ] || damages="$damages owner"
+	for damage in $damages; do
 		rm -f "$TSCSHIM_CACHE"
 		cp "$BATS_TEST_TMPDIR/good" "$TSCSHIM_CACHE"
 		case $damage in
@@ -158,6 +160,8 @@ no_measurement_at_read() { # ENV... -- PROGRAM ARGS
 		mode) chmod 0666 "$TSCSHIM_CACHE" ;;
 		empty) : >"$TSCSHIM_CACHE" ;;
 		old) touch -d @0 "$TSCSHIM_CACHE" ;;
+		unreadable) chmod 0200 "$TSCSHIM_CACHE" ;;
+		owner) chown nobody "$TSCSHIM_CACHE" ;;
 		esac
 		run env TSCSHIM_VERBOSE=1 LD_PRELOAD="$SHIM" "$PROBE" loop 5
 		echo "$damage: $output"
@@ -265,5 +269,8 @@ require_musl_build() {
 	grep -Eq '^cost_build_2=[1-9]' "$record"
 	no_measurement_at_read -E LD_PRELOAD="$MUSL_SHIM" -E TSCSHIM_SYSTEM_RECORD="$record" -E TSCSHIM_CACHE=off \
 		-E TSCSHIM_SERVE=auto -E TSCSHIM_VERBOSE=1 "$MUSL_PROBE" loop 5
+	[[ "$stderr" == *"from the machine-wide record"*"from the record;"* ]]
+	no_measurement_at_read -E LD_PRELOAD="$SHIM" -E TSCSHIM_SYSTEM_RECORD="$record" -E TSCSHIM_CACHE=off \
+		-E TSCSHIM_SERVE=auto -E TSCSHIM_VERBOSE=1 "$PROBE" loop 5
 	[[ "$stderr" == *"from the machine-wide record"*"from the record;"* ]]
 }

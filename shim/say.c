@@ -9,6 +9,7 @@
 #include <sys/syscall.h>
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <unistd.h>
 
 ON_LOAD_PAGE unsigned say_level;
@@ -24,12 +25,21 @@ void say_keep_stderr(void)
 		stderr_kept = (int)fd;
 }
 
-void say_at_exit(void)
+/* Whether fd is open on the file stderr was at load. */
+static bool is_stderr_of_load(int fd)
 {
 	struct stat now;
-	if (stderr_kept >= 0 && (raw_syscall4(SYS_fstat, STDERR_FILENO, (long)&now, 0, 0) != 0 ||
-				 now.st_dev != stderr_at_load.st_dev || now.st_ino != stderr_at_load.st_ino))
-		say_fd = stderr_kept;
+	return raw_syscall4(SYS_fstat, fd, (long)&now, 0, 0) == 0 && now.st_dev == stderr_at_load.st_dev &&
+	       now.st_ino == stderr_at_load.st_ino;
+}
+
+void say_at_exit(void)
+{
+	if (stderr_kept < 0 || is_stderr_of_load(STDERR_FILENO))
+		return;
+	/* The copy too may have been closed, or its number reused by the program: then the
+	 * line is not written at all, rather than into one of the program's files. */
+	say_fd = is_stderr_of_load(stderr_kept) ? stderr_kept : -1;
 }
 
 void say(const char *first, ...)
@@ -43,6 +53,8 @@ void say(const char *first, ...)
 		text_add(&t, part);
 	va_end(ap);
 	line[t.len++] = '\n';
-	ssize_t ignored = write(say_fd, line, t.len);
-	(void)ignored;
+	if (say_fd >= 0) {
+		ssize_t ignored = write(say_fd, line, t.len);
+		(void)ignored;
+	}
 }

@@ -849,8 +849,10 @@ static _Atomic uint32_t phase ON_LOAD_PAGE;
 #define CLAIM_GIVEN_UP ((uint64_t)1 << 32)
 static bool claim_page_marked ON_LOAD_PAGE;
 
-/* Counted only while a decision is under way: a shared line, written in that window
- * alone. */
+/* Counted only while a decision is under way: shared lines, written in that window
+ * alone. The reads that found the claim held (the dead decider's check counts them), and
+ * those of them that passed through (the stats line's passed_while_deciding). */
+static _Atomic uint64_t reads_finding_claim;
 static _Atomic uint64_t passed_while_deciding;
 
 uint64_t gate_passed_while_deciding(void)
@@ -909,15 +911,21 @@ static void give_up_after_dead_decider(void)
  * through for good. True when the decision is made meanwhile. */
 static bool claimed_elsewhere(uint64_t claim)
 {
-	uint64_t seen = atomic_fetch_add_explicit(&passed_while_deciding, 1, memory_order_relaxed) + 1;
-	if (seen < 1024 || (seen & (seen - 1)) != 0 || claim == CLAIM_GIVEN_UP)
-		return gate_decided();
-	if (raw_syscall4(SYS_tkill, (long)(claim & 0xffffffffu), 0, 0, 0) != -ESRCH || gate_decided())
-		return gate_decided();
-	/* Gone, undecided: the one reader that swaps the claim gives up for the process. */
-	if (atomic_compare_exchange_strong(record_decision_claim(), &claim, CLAIM_GIVEN_UP))
+	uint64_t seen = atomic_fetch_add_explicit(&reads_finding_claim, 1, memory_order_relaxed) + 1;
+	bool check = seen >= 1024 && (seen & (seen - 1)) == 0 && claim != CLAIM_GIVEN_UP;
+	/* Gone, undecided: the one reader that swaps the claim gives up for the process, and
+	 * dispatches its read again (the caller then takes the pass-through's direct path). */
+	if (check && raw_syscall4(SYS_tkill, (long)(claim & 0xffffffffu), 0, 0, 0) == -ESRCH && !gate_decided() &&
+	    atomic_compare_exchange_strong(record_decision_claim(), &claim, CLAIM_GIVEN_UP)) {
 		give_up_after_dead_decider();
-	return gate_decided();
+		return true;
+	}
+	if (gate_decided())
+		return true;
+	/* Counted only when this read does pass through: the stats add it to the calls
+	 * passed, never to those served. */
+	atomic_fetch_add_explicit(&passed_while_deciding, 1, memory_order_relaxed);
+	return false;
 }
 
 /* ---- the decision's own stack ---- */

@@ -34,9 +34,19 @@ struct field {
 	size_t offset, size;
 	uint64_t min, max; /* TEXT: length bounds; U32/U64: value bounds */
 };
-#define FIELD(member, kind, min, max)                                                   \
-	{#member, kind, offsetof(struct cache_record, member),                          \
+#define FIELD_AT(name, member, kind, min, max)                                          \
+	{name, kind, offsetof(struct cache_record, member),                             \
 	 sizeof ((struct cache_record *)0)->member, min, max}
+#define FIELD(member, kind, min, max) FIELD_AT(#member, member, kind, min, max)
+/* One build's costs: the first set under the names it always had, the second with "_2";
+ * each with the fenced read plan its fenced cost is of. */
+#define COSTS(i, suffix)                                                                    \
+	FIELD_AT("kernel_ps" suffix, costs[i].kernel_ps, FIELD_U64, 0, CACHE_COST_MAX_PS),       \
+	FIELD_AT("syscall_ps" suffix, costs[i].syscall_ps, FIELD_U64, 0, CACHE_COST_MAX_PS),     \
+	FIELD_AT("fenced_ps" suffix, costs[i].fenced_ps, FIELD_U64, 0, CACHE_COST_MAX_PS),       \
+	FIELD_AT("unfenced_ps" suffix, costs[i].unfenced_ps, FIELD_U64, 0, CACHE_COST_MAX_PS),   \
+	FIELD_AT("cost_build" suffix, costs[i].build, FIELD_U64, 0, UINT64_MAX),               \
+	FIELD_AT("fenced_plan" suffix, costs[i].fenced_plan, FIELD_U32, 0, 7)
 static const struct field fields[] = {
 	FIELD(boot_id, FIELD_TEXT, 1, 39),
 	FIELD(cpu_signature, FIELD_U32, 0, UINT32_MAX),
@@ -47,13 +57,10 @@ static const struct field fields[] = {
 	FIELD(rate_millihz, FIELD_U64, 0, UINT64_MAX),
 	FIELD(retry_at_ns, FIELD_U64, 0, UINT64_MAX),
 	FIELD(retry_interval_ms, FIELD_U64, 0, CACHE_RETRY_MAX_MS),
-	FIELD(kernel_ps, FIELD_U64, 0, CACHE_COST_MAX_PS),
-	FIELD(syscall_ps, FIELD_U64, 0, CACHE_COST_MAX_PS),
-	FIELD(fenced_ps, FIELD_U64, 0, CACHE_COST_MAX_PS),
-	FIELD(unfenced_ps, FIELD_U64, 0, CACHE_COST_MAX_PS),
-	FIELD(cost_build, FIELD_U64, 0, UINT64_MAX),
-	FIELD(fenced_plan, FIELD_U32, 0, 7),
+	COSTS(0, ""),
+	COSTS(1, "_2"),
 };
+_Static_assert(CACHE_COSTS_MAX == 2, "one COSTS row per set");
 enum { FIELD_COUNT = sizeof fields / sizeof fields[0] };
 
 static void set_why(char *why, size_t size, const char *a, const char *b, const char *c)
@@ -435,6 +442,26 @@ int cache_find(const struct cache_file *file, const struct cache_key *key)
 	return superset;
 }
 
+const struct cache_costs *cache_costs_of(const struct cache_record *rec, uint64_t build)
+{
+	for (int i = 0; rec && build && i < CACHE_COSTS_MAX; i++) {
+		const struct cache_costs *c = &rec->costs[i];
+		if (c->build == build && c->kernel_ps && c->syscall_ps && c->fenced_ps && c->unfenced_ps)
+			return c;
+	}
+	return NULL;
+}
+
+void cache_costs_keep(struct cache_record *rec, const struct cache_costs *c)
+{
+	struct cache_costs kept[CACHE_COSTS_MAX] = {*c};
+	int n = 1;
+	for (int i = 0; i < CACHE_COSTS_MAX && n < CACHE_COSTS_MAX; i++)
+		if (rec->costs[i].build && rec->costs[i].build != c->build)
+			kept[n++] = rec->costs[i];
+	memcpy(rec->costs, kept, sizeof kept);
+}
+
 void cache_insert(struct cache_file *file, const struct cache_record *rec)
 {
 	struct cache_file next;
@@ -442,10 +469,21 @@ void cache_insert(struct cache_file *file, const struct cache_record *rec)
 	next.record[next.count++] = *rec;
 	for (uint32_t r = 0; r < file->count && r < CACHE_RECORDS_MAX && next.count < CACHE_RECORDS_MAX; r++) {
 		const struct cache_record *old = &file->record[r];
-		if (!same_machine_and_boot(old, rec->boot_id, rec->cpu_signature, false) ||
-		    cpu_mask_equal(&old->cpus, &rec->cpus))
+		if (!same_machine_and_boot(old, rec->boot_id, rec->cpu_signature, false))
 			continue;
-		next.record[next.count++] = *old;
+		if (!cpu_mask_equal(&old->cpus, &rec->cpus)) {
+			next.record[next.count++] = *old;
+			continue;
+		}
+		/* The same CPU set, replaced: another build's costs measured for it stay (a glibc
+		 * and a musl process on one cache no longer evict each other's). */
+		for (int i = CACHE_COSTS_MAX - 1; i >= 0; i--)
+			if (old->costs[i].build && !cache_costs_of(&next.record[0], old->costs[i].build)) {
+				struct cache_costs newest = next.record[0].costs[0];
+				cache_costs_keep(&next.record[0], &old->costs[i]);
+				if (newest.build)
+					cache_costs_keep(&next.record[0], &newest);
+			}
 	}
 	*file = next;
 }

@@ -27,7 +27,9 @@
  *   unfenced_ps=<the same, unfenced reads>
  *   cost_build=<decimal u64: the shim build that measured the four costs, 0 = none>
  *   fenced_plan=<0..7: how the fenced read that fenced_ps is of reads the counter (its
- *     instruction, and whether before the line's loads), 0 = not measured>
+ *     instruction, and whether before the line's loads; shim/line.h), 0 = not measured>
+ *   kernel_ps_2=... fenced_plan_2=<the same six for a second build (glibc and musl side
+ *     by side), 0 = none; the first set is the newer>
  *   checksum=<16 lowercase hex digits: FNV-1a 64 over every byte before this line>
  *
  * Decimals are digits only, without sign or leading zeros. Anything else (another order,
@@ -52,13 +54,26 @@
 #include <stdint.h>
 
 #define CACHE_FORMAT_VERSION 6 /* 3: the benefit gate's costs; 4: the build they are of;
-				* 5: whether the counter is invariant; 6: the fenced read plan */
+				* 5: whether the counter is invariant; 6: costs of two builds, each with its
+				* fenced read plan */
+#define CACHE_COSTS_MAX 2       /* builds whose costs one record keeps side by side */
 #define CACHE_MAX_SIZE 4096 /* bytes; a larger file is not ours */
 #define CACHE_RECORDS_MAX 4
 
 /* An inconclusive verdict is measured again after 10 s, then 20 s, ... at most 320 s. */
 #define CACHE_RETRY_FIRST_MS 10000
 #define CACHE_RETRY_MAX_MS 320000
+
+/* The benefit gate's per-call costs (picoseconds: whole numbers in the file), kept so
+ * that a warm start does not measure them again; 0 = not measured. */
+struct cache_costs {
+	uint64_t kernel_ps, syscall_ps, fenced_ps, unfenced_ps;
+	/* The shim build that measured them (shim_build_id()): another build's hot path
+	 * costs something else, so its figures are not used. 0 = none (an empty set). */
+	uint64_t build;
+	/* The fenced read plan measured cheapest (fenced_ps is its cost; shim/line.h), 0 = none. */
+	uint32_t fenced_plan;
+};
 
 struct cache_record {
 	char boot_id[40];          /* /proc/sys/kernel/random/boot_id */
@@ -72,14 +87,8 @@ struct cache_record {
 	uint64_t rate_millihz;     /* counter rate in mHz, 0 = unknown */
 	uint64_t retry_at_ns;      /* see the format above */
 	uint64_t retry_interval_ms;
-	/* The benefit gate's per-call costs (picoseconds: whole numbers in the file), kept
-	 * so that a warm start does not measure them again; 0 = not measured. */
-	uint64_t kernel_ps, syscall_ps, fenced_ps, unfenced_ps;
-	/* The shim build that measured them (shim_build_id()): another build's hot path
-	 * costs something else, so its figures are not used. 0 = none. */
-	uint64_t cost_build;
-	/* The fenced read plan measured cheapest (fenced_ps is its cost; shim/line.h), 0 = none. */
-	uint32_t fenced_plan;
+	/* The benefit gate's per-call costs, for up to two builds, newest first. */
+	struct cache_costs costs[CACHE_COSTS_MAX];
 };
 
 /* Costs above this (1 ms a call) are not a clock read: the field is out of range. */
@@ -146,8 +155,17 @@ struct cache_key {
 int cache_find(const struct cache_file *file, const struct cache_key *key);
 
 /* Pure: puts rec first; drops records of another boot or CPU, a record for the same
- * CPU set, and the oldest beyond CACHE_RECORDS_MAX. */
+ * CPU set (whose costs of other builds rec takes over), and the oldest beyond
+ * CACHE_RECORDS_MAX. */
 void cache_insert(struct cache_file *file, const struct cache_record *rec);
+
+/* Pure: the record's costs of build, all four measured, or NULL. */
+const struct cache_costs *cache_costs_of(const struct cache_record *rec, uint64_t build);
+
+/* Pure: puts c (of c->build) first among the record's costs: it replaces the set of the
+ * same build; another build's set is kept (glibc's and musl's side by side), the oldest
+ * dropped beyond CACHE_COSTS_MAX. */
+void cache_costs_keep(struct cache_record *rec, const struct cache_costs *c);
 
 /* Pure: the wait before measuring again after an inconclusive estimate, given the
  * record that held the previous one (NULL: none): 10 s, doubling, capped. */

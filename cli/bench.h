@@ -88,6 +88,8 @@ int bench_find_library(const char *explicit_path);
  * floor_path (NULL: libtscshim-floor.so beside the library), over `rounds` rounds. */
 int bench_startup_with(const char *floor_path, int rounds);
 int bench_startup(const char *library, const char *floor_path, int rounds);
+/* `tscshim __due-read`: the read that decides, timed from inside a process under the shim. */
+int command_due_read(void);
 /* Starts `tscshim __bench-worker ARGS...` with the shim preloaded, set up as `child` says
  * (-1: the user's settings, serving forced), its stdout on *out. Returns 0, or -1 after
  * one line. */

@@ -29,6 +29,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <x86intrin.h>
 
 extern char **environ;
 
@@ -149,12 +150,126 @@ static double gain_ns(const char *const paths[], const uid_t owners[], int n, bo
 	for (int i = 0; i < n; i++) {
 		struct safefile_trust trust = {.owner = owners[i], .max_size = CACHE_MAX_SIZE};
 		if (!paths[i] || cache_read(paths[i], &trust, buf, sizeof buf, &file, err, sizeof err) != CACHE_OK ||
-		    !file.count || !file.record[0].kernel_ps)
+		    !file.count || !file.record[0].costs[0].kernel_ps)
 			continue;
-		const struct cache_record *r = &file.record[0];
-		return ((double)r->kernel_ps - (double)(fenced ? r->fenced_ps : r->unfenced_ps)) / 1e3;
+		const struct cache_costs *c = &file.record[0].costs[0];
+		return ((double)c->kernel_ps - (double)(fenced ? c->fenced_ps : c->unfenced_ps)) / 1e3;
 	}
 	return 0;
+}
+
+/* ---- the read that decides ---- */
+
+enum { DUE_READS = 2000 };
+
+/* Internal: `tscshim __due-read`, run under the shim by bench --startup. Reads
+ * CLOCK_MONOTONIC DUE_READS times, each timed with rdtscp on both sides, and prints
+ * "due EXTRA_US PLAIN_US": the read TSCSHIM_DECIDE_AFTER names (1000 by default) less the
+ * median of the others, and that median, in us (the counter's rate from the kernel's
+ * clock, through the system call, around the whole run). */
+int command_due_read(void)
+{
+	static uint64_t took[DUE_READS];
+	const char *after = getenv("TSCSHIM_DECIDE_AFTER");
+	long due = after ? atol(after) : 1000;
+	if (due < 1 || due > DUE_READS)
+		return 2;
+	unsigned aux;
+	uint64_t k0 = kernel_clock_ns(CLOCK_MONOTONIC), t0 = __rdtscp(&aux);
+	struct timespec ts;
+	for (int i = 0; i < DUE_READS; i++) {
+		uint64_t a = __rdtscp(&aux);
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		took[i] = __rdtscp(&aux) - a;
+	}
+	uint64_t t1 = __rdtscp(&aux), k1 = kernel_clock_ns(CLOCK_MONOTONIC);
+	double us_per_tick = (double)(k1 - k0) / 1e3 / (double)(t1 - t0);
+	double at_due = (double)took[due - 1] * us_per_tick;
+	double rest[DUE_READS];
+	int n = 0;
+	for (int i = 0; i < DUE_READS; i++)
+		if (i != due - 1)
+			rest[n++] = (double)took[i] * us_per_tick;
+	double plain = median_of(rest, n);
+	printf("due %.3f %.4f\n", at_due - plain, plain);
+	return 0;
+}
+
+/* One `__due-read` process under the shim with `settings`: its extra us, or -1. */
+static double due_read_once(const char *self, const char *library, const char *const *settings)
+{
+	char *env[ENV_MAX];
+	char preload[PATH_MAX + 16];
+	snprintf(preload, sizeof preload, "LD_PRELOAD=%s", library);
+	const char *first[6] = {preload};
+	for (int i = 0; i < 4 && settings[i]; i++)
+		first[i + 1] = settings[i];
+	child_environment(env, first);
+	int fds[2];
+	if (pipe(fds) != 0)
+		return -1;
+	posix_spawn_file_actions_t actions;
+	posix_spawn_file_actions_init(&actions);
+	posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
+	posix_spawn_file_actions_addclose(&actions, fds[0]);
+	char *argv[] = {(char *)self, "__due-read", NULL};
+	pid_t pid;
+	int rc = posix_spawn(&pid, self, &actions, NULL, argv, env);
+	posix_spawn_file_actions_destroy(&actions);
+	close(fds[1]);
+	char line[128] = "";
+	ssize_t got = rc == 0 ? read(fds[0], line, sizeof line - 1) : -1;
+	close(fds[0]);
+	if (rc == 0)
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	line[got > 0 ? got : 0] = '\0';
+	double extra, plain;
+	return sscanf(line, "due %lf %lf", &extra, &plain) == 2 ? extra : -1;
+}
+
+/* The read that decides (the thousandth, as a program with no variable meets it), from
+ * the machine-wide record and from the per-user cache: median and worst over
+ * `processes` processes, each that read less the median plain read of its own run. */
+static void bench_due_read(const char *library, const char *record_setting, bool have_record,
+			   const char *runtime_setting, int processes)
+{
+	char self[PATH_MAX];
+	ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+	if (len <= 0)
+		return;
+	self[len] = '\0';
+	const char *record[] = {record_setting, "TSCSHIM_CACHE=off", NULL};
+	const char *cache[] = {runtime_setting, NULL};
+	const struct {
+		const char *name;
+		const char *const *settings;
+		bool skip;
+	} rows[] = {{"machine-wide record, the read that decides", record, !have_record},
+		    {"per-user cache, the read that decides", cache, false}};
+	static double extra[MAX_ROUNDS];
+	printf("the read that decides (read 1000 of %d, less the median read; %d processes):\n", DUE_READS,
+	       processes);
+	printf("%-44s %10s %10s %10s\n", "case", "median us", "worst us", "failed");
+	for (int r = 0; r < 2; r++) {
+		if (rows[r].skip)
+			continue;
+		due_read_once(self, library, rows[r].settings); /* a cold start writes the cache */
+		int n = 0, failed = 0;
+		for (int i = 0; i < processes; i++) {
+			double x = due_read_once(self, library, rows[r].settings);
+			if (x < 0)
+				failed++;
+			else
+				extra[n++] = x;
+		}
+		if (n == 0) {
+			printf("%-44s %10s %10s %10d\n", rows[r].name, "-", "-", failed);
+			continue;
+		}
+		double median = median_of(extra, n); /* sorted now */
+		printf("%-44s %10.1f %10.1f %10d\n", rows[r].name, median, extra[n - 1], failed);
+	}
 }
 
 int bench_startup(const char *library, const char *floor_path, int rounds)
@@ -283,6 +398,7 @@ int bench_startup(const char *library, const char *floor_path, int rounds)
 	printf("\"one clock read\": below the read at which a process decides (TSCSHIM_DECIDE_AFTER=%s, the default),\n"
 	       "so it never pays for a decision; \"deciding at it\": TSCSHIM_DECIDE_AFTER=1\n",
 	       option_table[OPT_DECIDE_AFTER].default_text);
+	bench_due_read(library, record_setting, have_record, runtime_setting, rounds);
 	unlink(cache);
 	char lock[PATH_MAX + 8];
 	snprintf(lock, sizeof lock, "%s.lock", cache);

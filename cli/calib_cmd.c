@@ -98,9 +98,11 @@ static void shim_costs_into(struct calib_report *report, const struct cache_reco
 		snprintf(report->cost_note, sizeof report->cost_note, "the counter is not reliable here");
 		return;
 	}
-	if (saved && saved->fenced_ps) {
-		c = (struct shim_costs){.kernel_ps = saved->kernel_ps, .syscall_ps = saved->syscall_ps,
-					.fenced_ps = saved->fenced_ps, .unfenced_ps = saved->unfenced_ps};
+	/* The record's first set is this build's (record_costs_measure keeps it first). */
+	const struct cache_costs *kept = saved ? &saved->costs[0] : NULL;
+	if (kept && kept->fenced_ps) {
+		c = (struct shim_costs){.kernel_ps = kept->kernel_ps, .syscall_ps = kept->syscall_ps,
+					.fenced_ps = kept->fenced_ps, .unfenced_ps = kept->unfenced_ps};
 	} else if (saved || shim_costs_measure(&c, why, sizeof why) != 0) {
 		snprintf(report->cost_note, sizeof report->cost_note, "%s",
 			 saved ? "the record holds no costs" : why);

@@ -26,6 +26,7 @@ int record_costs_measure(const char *record_path, struct cache_record *rec, char
 struct shim_costs {
 	int source, from_record;
 	uint64_t kernel_ps, syscall_ps, fenced_ps, unfenced_ps, build;
+	unsigned fenced_plan; /* the fenced read plan fenced_ps is of (shim/line.h), 0 = none */
 };
 int shim_costs_measure(struct shim_costs *out, char *why, size_t why_size);
 /* One line: what the record's costs decide under these options. */

@@ -13,9 +13,9 @@
 #define TSCSHIM_VERSION "0.2.0"
 #define TSCSHIM_REASON_SIZE 192
 /* The newest layout of struct tscshim_status this header declares: the version-1 fields,
- * then version 2's. Fields are only ever appended, each version's after the last; a caller
- * passes tscshim_status_sized() the size it was built with. */
-#define TSCSHIM_STATUS_VERSION 2
+ * then version 2's, then version 3's. Fields are only ever appended, each version's after
+ * the last; a caller passes tscshim_status_sized() the size it was built with. */
+#define TSCSHIM_STATUS_VERSION 3
 
 #ifdef __cplusplus
 extern "C" {
@@ -82,6 +82,15 @@ struct tscshim_status {
 	uint64_t lost_writes;   /* re-synchronizations dropped because another published */
 	uint64_t passed_while_deciding; /* served-clock calls other threads passed through
 	                                 * to the kernel while one thread decided */
+
+	/* ---- version 3: filled by tscshim_status_sized() only ---- */
+	/* How the served path reads the counter (a read plan): bits 0-1 the instruction (0
+	 * rdtsc, unfenced; 1 lfence; rdtsc; 2 rdtscp), bit 2 (value 4) set where the counter
+	 * is read before the line's loads rather than after them. read_plan is the one in
+	 * use while the counter serves (0 otherwise); cost_fenced_plan the fenced plan that
+	 * cost_fenced_ps is of, the cheapest measured (0: none measured). */
+	uint32_t read_plan;
+	uint32_t cost_fenced_plan;
 };
 
 /* Fills the version-1 fields of *out (a caller built against version 1 passes a struct

@@ -40,6 +40,7 @@
 #include "line.h"
 #include "load_page.h"
 #include "real.h"
+#include "signals.h"
 #include "test_points.h"
 
 #include "libc_kind.h"
@@ -239,19 +240,6 @@ static int claim_slot(unsigned avoid_a, unsigned avoid_b)
 	return -1;
 }
 
-/* Every signal, SIGCANCEL included (the raw system call; glibc's wrappers leave it
- * out), so that nothing runs on this thread between a claim and its release. */
-static bool block_signals(uint64_t *saved)
-{
-	uint64_t all = ~(uint64_t)0;
-	return raw_syscall4(SYS_rt_sigprocmask, SIG_BLOCK, (long)&all, (long)saved, sizeof all) == 0;
-}
-
-static void restore_signals(bool blocked, const uint64_t *saved)
-{
-	if (blocked)
-		raw_syscall4(SYS_rt_sigprocmask, SIG_SETMASK, (long)saved, 0, sizeof *saved);
-}
 
 enum write_result { WRITE_PUBLISHED, WRITE_LOST, WRITE_NO_SLOT };
 
@@ -264,10 +252,12 @@ static enum write_result publish(uint64_t expected[2], struct line *next, uint32
 	if (!line_apply_floor(next, expected[1], floor_exempt))
 		return WRITE_LOST;
 	uint64_t saved_mask;
-	bool blocked = !signals_blocked && block_signals(&saved_mask);
+	/* Every signal blocked (signals.h): nothing runs on this thread between a claim and
+	 * its release. */
+	bool blocked = !signals_blocked && signals_block_all(&saved_mask);
 	int s = claim_slot(slot_of(expected[0]), avoid);
 	if (s < 0) {
-		restore_signals(blocked, &saved_mask);
+		signals_restore(blocked, &saved_mask);
 		return WRITE_NO_SLOT;
 	}
 	TEST_POINT(TEST_POINT_CLAIMED);
@@ -294,7 +284,7 @@ static enum write_result publish(uint64_t expected[2], struct line *next, uint32
 	}
 	if (result != WRITE_PUBLISHED)
 		atomic_store_explicit(&wiped.claim[s], 0, memory_order_release);
-	restore_signals(blocked, &saved_mask);
+	signals_restore(blocked, &saved_mask);
 	return result;
 }
 

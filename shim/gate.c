@@ -1,5 +1,6 @@
 /* The decision, in steps, cheapest refusal first; each step is a function below, named
- * after it, taking what it needs and returning what the next needs:
+ * after it, taking what it needs and returning what the next needs, and writing only
+ * the decision under way (struct gate_result *r, published once at the end):
  *   1. options: secure execution (none), disabled, nothing to serve (taken at load);
  *   2. the process's CPU set and the boot;
  *   3. a record: the machine-wide one, then the per-user cache, for this set or a
@@ -7,24 +8,31 @@
  *      pass through without measuring);
  *   4. the counter: no invariant TSC, or not the required clocksource (CPUID only when
  *      no record of this boot vouches for the CPU);
- *   5. else measured, in a child process within the budget;
+ *   5. else measured, in a child process within the budget: only at load;
  *   6. the reliability verdict;
- *   7. the costs a record keeps for this build, where the kernel's clock is still read
+ *   7. the costs a record keeps for this build (one of two it may keep), where the kernel's clock is still read
  *      the way they say, and the benefit gate judged on them: with TSCSHIM_SERVE=auto,
  *      a counter that does not cost at least TSCSHIM_MIN_GAIN_PCT percent less than
  *      the kernel's clock means pass-through, and the clock is never started;
- *   8. the clock started and, where no record's costs applied, the costs measured once
- *      on its path (cost.c) and the gate judged on them (the path closed again when
- *      the counter does not pay);
+ *   8. the clock started and, at load where no record's costs applied, the costs
+ *      measured once on its path (cost.c) and the gate judged on them (the path closed
+ *      again when the counter does not pay);
  *   9. the record kept: one measured now, or costs measured for a record, written to the
- *      per-user cache (after step 8, so that the costs go with it).
+ *      per-user cache (after step 8, so that the costs go with it); then whatever step
+ *      3 took (the measuring lock) is released, in that one place.
  *
- * When: at the TSCSHIM_DECIDE_AFTER-th read of a served clock (gate_first_read), not at
- * load (a cold start, with nothing recorded, at load). Whoever decides runs in someone
- * else's program, on whatever thread and stack made that read, perhaps in a signal
- * handler: at most 4 KiB of stack (make stack-usage checks
- * gate_first_read), no heap on a warm start, no thread, nothing left behind, every
- * signal blocked meanwhile. Buffers live in static storage: the decision runs once. */
+ * When: at the TSCSHIM_DECIDE_AFTER-th read of a served clock (gate_decide_if_due), or at
+ * load when nothing is recorded (a cold start), or at a status query: one trigger path.
+ * Nothing is measured at a program's read: the estimator and the cost measurement run
+ * only in a cold start at load, before the program's threads exist, or at a status
+ * query, which asks for the decision now. A read that finds
+ * no record answering (one that passed the checks at load and fails at the read) passes
+ * through, says why in one verbose line, and marks the cache for a measurement at the
+ * next start's load. Whoever decides runs in someone else's program, on whatever thread
+ * and stack made that read, perhaps in a signal handler on a small alternate stack: the
+ * decision runs on a stack of its own (decision_stack), every signal blocked, no heap on
+ * a warm start, no thread, nothing left behind. Buffers live in static storage: one
+ * decision runs at a time in an address space (the claim). */
 #define _GNU_SOURCE
 #include "gate.h"
 #include "load_page.h"
@@ -35,6 +43,8 @@
 #include "real.h"
 #include "record.h"
 #include "say.h"
+#include "signals.h"
+#include "line.h"
 #include "stats.h"
 
 #include "benefit.h"
@@ -58,6 +68,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -86,8 +97,14 @@ static bool loaded ON_LOAD_PAGE;
 /* Set at load when the process runs on the other C library: why (the decision passes
  * through and says so), else empty. */
 static char wrong_libc[160] ON_LOAD_PAGE; /* why, under the other C library; "" under ours */
-/* The decision ran in the constructor: a cold start (for the verbose line). */
+/* Set at load on a cold start: the decision the constructor makes next may measure (the
+ * estimator, the costs); no other decision does. Also for the verbose line. */
 static bool decided_at_load ON_LOAD_PAGE;
+/* Set at load when /proc was not there to give the boot's id: no record can be trusted
+ * or kept, so nothing is measured, and the decision passes through at once. */
+static bool boot_unknown ON_LOAD_PAGE;
+/* Set at load when TSCSHIM_VERBOSE is: a process that never decides says so at exit. */
+static bool verbose_at_exit ON_LOAD_PAGE;
 
 /* The constants the load path compares with, on the load page (load_page.h). */
 static char variable_prefix[] ON_LOAD_PAGE = "TSCSHIM_";
@@ -111,14 +128,21 @@ static const char *environment_at_load(const char *name)
 	return environment_value(environ, name);
 }
 
-/* A cold start (no record can answer) measures at load, before the program's own
- * threads exist to compete with the estimator for the CPUs, as it always did; a warm one
- * leaves the decision to the first read of a served clock. */
-LOAD_PATH static bool cold_start(bool disabled, bool serves_none, const char *system_record,
-				 const char *cache, const char *xdg_runtime_dir)
+/* Whether this process measures at load: no record can answer it (record_may_answer's
+ * checks of owner, mode, type, size and time), so it measures now, before the program's
+ * own threads exist to compete with the estimator for the CPUs; a warm one leaves the
+ * decision to the due read, which never measures. Without /proc the boot cannot be
+ * known, and a measurement could never be kept: nothing is measured, and the decision
+ * passes through, saying so. */
+LOAD_PATH static bool must_measure_at_load(bool disabled, bool serves_none, const char *system_record,
+					   const char *cache, const char *xdg_runtime_dir)
 {
 	if (disabled || serves_none || record_may_answer(system_record, cache, xdg_runtime_dir))
 		return false;
+	if (!record_boot_known()) {
+		boot_unknown = true;
+		return false;
+	}
 	decided_at_load = true;
 	return true;
 }
@@ -146,7 +170,7 @@ LOAD_PATH bool gate_load(void)
 	if (variables == 0) {
 		/* The common case, a machine-wide install: nothing written, the defaults parsed
 		 * by the decision if ever. */
-		return !wrong && cold_start(false, false, system_record_default, cache_default, xdg);
+		return !wrong && must_measure_at_load(false, false, system_record_default, cache_default, xdg);
 	}
 	if (variables == 1 && disabled) {
 		/* The A/B baseline: nothing to parse, nothing to look for. */
@@ -170,16 +194,19 @@ LOAD_PATH bool gate_load(void)
 		used += len + 1;
 	}
 	say_level = (unsigned)options.values.num[OPT_VERBOSE];
+	verbose_at_exit = say_level >= 1;
+	if (verbose_at_exit)
+		say_keep_stderr();
 	/* At load, so that stderr is compared with the one the process had then. */
 	stats_setup(options.values.text[OPT_STATS]);
 	const struct option_values *o = &options.values;
-	return !wrong && cold_start(o->num[OPT_DISABLE] != 0, o->num[OPT_CLOCKS] == 0,
-				    o->text[OPT_SYSTEM_RECORD], o->text[OPT_CACHE], xdg);
+	return !wrong && must_measure_at_load(o->num[OPT_DISABLE] != 0, o->num[OPT_CLOCKS] == 0,
+					      o->text[OPT_SYSTEM_RECORD], o->text[OPT_CACHE], xdg);
 }
 
-/* The options the decision uses: the copy, or the defaults when no variable was set.
- * Only the deciding thread calls it. */
-static const struct option_values *decision_options(void)
+/* The options the decision uses: the copy, or the defaults when no variable was set,
+ * resolved here. Only the deciding thread calls it. */
+static const struct option_values *options_resolved_for_decision(void)
 {
 	if (!options.variables_set)
 		options_set_defaults(&options.values);
@@ -218,32 +245,42 @@ static uint64_t served_read_number(clockid_t clock, bool *due)
 	unsigned c = served_clock_slot(clock);
 	if (c >= SERVED_CLOCK_COUNT || !((served >> c) & 1))
 		return 0;
-	uint64_t n = atomic_fetch_add_explicit(&reads_before_decision, 1, memory_order_relaxed) + 1;
+	/* Counted only until due: the reads after it (while another thread decides) only load
+	 * the shared word, and do not fight over its line. */
+	uint64_t n = atomic_load_explicit(&reads_before_decision, memory_order_relaxed);
+	n = n < decide_after ? atomic_fetch_add_explicit(&reads_before_decision, 1, memory_order_relaxed) + 1
+			     : n + 1;
 	*due = n >= decide_after;
 	return n;
 }
 
 /* ---- the decision's outcome, step by step ---- */
 
-static void pass_through(const char *reason)
+/* The decision under way: written by the steps through r, published once (decide_now). */
+static void pass_through(struct gate_result *r, const char *reason)
 {
-	text_line(gate_result.reason, sizeof gate_result.reason, reason, NULL);
-	gate_result.active = false;
+	text_line(r->reason, sizeof r->reason, reason, NULL);
+	r->serving = false;
 }
 
 /* Step 2: the key a record is looked up by: the boot, and the CPUs the process may run
  * on, which are the main thread's (the process id's), not those of whichever thread
  * read the clock first: that one may be pinned to one CPU among several others. Any CPU
  * signature: a record of this boot vouches for the CPU (step 4). Returns false (reason
- * set) when the CPU set cannot be read. */
-static bool step2_cpu_set_and_boot(int pid, struct cpu_mask *cpus, char *boot_id,
+ * set) when the CPU set or the boot cannot be read: no record could be trusted then. */
+static bool step2_cpu_set_and_boot(struct gate_result *r, struct cpu_mask *cpus, char *boot_id,
 				   size_t boot_id_size, struct cache_key *key)
 {
+	int pid = (int)raw_syscall4(SYS_getpid, 0, 0, 0, 0);
 	if (cpu_mask_allowed_of(pid, cpus) < 1 && cpu_mask_allowed(cpus) < 1) {
-		pass_through("cannot read the CPU affinity (more than 1024 CPUs?)");
+		pass_through(r, "cannot read the CPU affinity (more than 1024 CPUs?)");
 		return false;
 	}
-	read_boot_id(boot_id, boot_id_size);
+	if (boot_unknown || read_boot_id(boot_id, boot_id_size) != 0 || !boot_id[0]) {
+		pass_through(r, "cannot read /proc/sys/kernel/random/boot_id (no /proc?): no record can be "
+				"trusted or kept without the boot's id; passing through at once, nothing measured");
+		return false;
+	}
 	*key = (struct cache_key){.boot_id = boot_id, .any_cpu_signature = true, .cpus = cpus};
 	return true;
 }
@@ -259,11 +296,25 @@ struct found_record {
 	int lock;                          /* held from a measurement until step 9 */
 };
 
-/* Step 3: the machine-wide record, then the per-user cache (waiting, at most the estimate
- * budget, for another process that is measuring for it). Returns false (reason set)
- * when another process measured and left no answer in time. */
-static bool step3_record(const struct option_values *o, const struct cache_key *key,
-			 struct found_record *f)
+/* Step 3 at a read, where nothing is measured: no record answers this process (it passed
+ * the checks at load, and failed at the read). Pass through, and have the next start
+ * measure at load. */
+static bool step3_none_at_read(struct gate_result *r, const char *cache_path)
+{
+	if (cache_path)
+		record_mark_stale(cache_path);
+	pass_through(r, "no record answers this process at its read (another boot, CPU or CPU set, or "
+			"unusable); nothing is measured at a program's read: passing through, the next start "
+			"measures at load");
+	return false;
+}
+
+/* Step 3: the machine-wide record, then the per-user cache. At load (may_measure) a
+ * process with no answer measures, waiting, at most the estimate budget, for another
+ * process that is measuring for the cache; at a read it passes through. Returns false
+ * (reason set) when the decision ends here. */
+static bool step3_record(struct gate_result *r, const struct option_values *o, const struct cache_key *key,
+			 bool may_measure, struct found_record *f)
 {
 	*f = (struct found_record){.lock = RECORD_LOCK_NONE};
 	f->cache_path = record_cache_path(o);
@@ -286,6 +337,8 @@ static bool step3_record(const struct option_values *o, const struct cache_key *
 		f->keep_in_cache = true;
 		return true;
 	}
+	if (!may_measure)
+		return step3_none_at_read(r, path);
 	if (rec && say_level >= 2)
 		say("cache ", path, ": an inconclusive record is due for a retry; measuring", NULL);
 	f->record = rec; /* the previous inconclusive one, for the retry interval */
@@ -299,7 +352,7 @@ static bool step3_record(const struct option_values *o, const struct cache_key *
 	rec = record_from_cache(path, key);
 	if (!rec || (rec->estimate_verdict == ESTIMATE_INCONCLUSIVE &&
 		     refclock_now_ns(CLOCK_MONOTONIC) >= rec->retry_at_ns)) {
-		pass_through("another process was measuring and left no answer within the budget");
+		pass_through(r, "another process was measuring and left no answer within the budget");
 		return false;
 	}
 	*f = (struct found_record){rec, TSCSHIM_SOURCE_USER_CACHE, path, true,
@@ -325,17 +378,8 @@ static bool step4_counter_refuses(const struct option_values *o, const struct co
 	return verdict_refuse_early(&in, v);
 }
 
-/* Every signal, SIGCANCEL included (the raw system call; glibc's wrappers leave it out):
- * no handler runs inside the decision, jumps out of it, or cancels it midway. */
-static bool block_all_signals(uint64_t *saved)
-{
-	uint64_t all = ~(uint64_t)0;
-	return raw_syscall4(SYS_rt_sigprocmask, SIG_BLOCK, (long)&all, (long)saved, sizeof all) == 0;
-}
-
-/* Whether every signal is blocked for the rest of the decision (gate_first_read's block
- * may be refused, by a seccomp filter say): then the first publication need not block
- * them again. */
+/* Whether every signal is blocked for the rest of the decision (the trigger's block may be
+ * refused, by a seccomp filter say): then the first publication need not block them again. */
 static bool decision_signals_blocked;
 
 /* Set while step 5's child measures: that child, and its threads, inherit it. */
@@ -344,12 +388,32 @@ static _Atomic bool measuring_in_child ON_LOAD_PAGE;
 /* The record measured now (step 5), kept for step 9. */
 static struct cache_record measured_record;
 
-/* Step 5: measured in a child. Returns the record (inconclusive when the child did not
- * answer), with its analysis in *a; NULL (reason set) when nothing may be measured. */
-static const struct cache_record *step5_measure(const struct option_values *o,
-						const struct cache_key *key, struct found_record *f,
-						struct estimate_analysis *a, char *detail, size_t detail_size)
+/* Step 5's reason for an inconclusive measurement, into detail. */
+static void describe_inconclusive(const struct option_values *o, const struct measurement *m, char *detail,
+				  size_t detail_size)
 {
+	struct text t = text_start(detail, detail_size);
+	text_add(&t, ": ");
+	if (m->problem[0]) {
+		text_add(&t, m->problem);
+		return;
+	}
+	text_add_u64(&t, m->analysis.loops);
+	text_add(&t, " loops, at least ");
+	text_add_u64(&t, m->analysis.min_ranges);
+	text_add(&t, " ranges per CPU pair (need ");
+	text_add_u64(&t, o->num[OPT_ESTIMATE_MIN_LOOPS]);
+	text_add(&t, " each)");
+}
+
+/* Step 5, at load only: measured in a child. Returns the record (inconclusive when the
+ * child did not answer), with its analysis in *a; NULL (reason set) when nothing may be
+ * measured. */
+static const struct cache_record *step5_measure(struct gate_result *r, const struct option_values *o,
+						const struct cache_key *key, struct found_record *f,
+						struct estimate_analysis *a)
+{
+	static char detail[200];
 	struct measurement m;
 	const char *why = NULL;
 	atomic_store_explicit(&measuring_in_child, true, memory_order_relaxed);
@@ -359,9 +423,9 @@ static const struct cache_record *step5_measure(const struct option_values *o,
 	 * they may have changed its mask (glibc's pthread_sigmask alone unblocks SIGCANCEL):
 	 * block every signal again for the steps that follow. */
 	uint64_t mask_after_fork;
-	decision_signals_blocked = decision_signals_blocked && block_all_signals(&mask_after_fork);
+	decision_signals_blocked = decision_signals_blocked && signals_block_all(&mask_after_fork);
 	if (rc != 0) {
-		pass_through(why);
+		pass_through(r, why);
 		return NULL;
 	}
 	*a = m.analysis;
@@ -369,18 +433,7 @@ static const struct cache_record *step5_measure(const struct option_values *o,
 	f->record = &measured_record;
 	f->keep_in_cache = f->cache_path != NULL;
 	if (measured_record.estimate_verdict == ESTIMATE_INCONCLUSIVE) {
-		struct text t = text_start(detail, detail_size);
-		text_add(&t, ": ");
-		if (m.problem[0]) {
-			text_add(&t, m.problem);
-		} else {
-			text_add_u64(&t, m.analysis.loops);
-			text_add(&t, " loops, at least ");
-			text_add_u64(&t, m.analysis.min_ranges);
-			text_add(&t, " ranges per CPU pair (need ");
-			text_add_u64(&t, o->num[OPT_ESTIMATE_MIN_LOOPS]);
-			text_add(&t, " each)");
-		}
+		describe_inconclusive(o, &m, detail, sizeof detail);
 		f->inconclusive_waiting = true;
 		f->inconclusive_detail = detail;
 	}
@@ -410,23 +463,23 @@ static void step6_verdict(const struct option_values *o, const struct counter_id
 }
 
 /* Step 8's start: the line anchored and the counter path opened. */
-static bool step8_clock_start(const struct option_values *o, const struct cpu_mask *covered)
+static bool step8_clock_start(struct gate_result *r, const struct option_values *o, const struct cpu_mask *covered)
 {
 	struct line_setup setup = {
-		.ns_per_tick = ns_per_tick_at(gate_result.rate_millihz),
+		.ns_per_tick = ns_per_tick_at(r->rate_millihz),
 		.max_error_ns = o->num[OPT_MAX_ERROR_NS],
 		.resync_ms = o->num[OPT_RESYNC_MS],
-		.served = gate_result.served,
-		.read_plan = cost_read_plan(&gate_result.cost, gate_result.fenced),
+		.served = r->served,
+		.read_plan = cost_read_plan(&r->cost, r->fenced),
 		.covered = *covered,
 		.signals_blocked = decision_signals_blocked,
 	};
 	const char *err = NULL;
 	if (clock_start(&setup, &err) != 0) {
-		pass_through(err);
+		pass_through(r, err);
 		return false;
 	}
-	gate_result.active = true;
+	r->serving = true;
 	return true;
 }
 
@@ -441,129 +494,149 @@ static void text_add_ps(struct text *t, uint64_t ps)
 	text_add(t, frac);
 }
 
-static bool record_has_costs(const struct cache_record *rec, uint64_t build)
+/* The benefit gate's figures in ns, from the picoseconds a record keeps (the kernel's
+ * two; enough to tell which way the kernel's clock is read). */
+static struct cost kernel_costs_ns(const struct cost_ps *c)
 {
-	return rec && rec->kernel_ps && rec->syscall_ps && rec->fenced_ps && rec->unfenced_ps &&
-	       build && rec->cost_build == build;
+	return (struct cost){.kernel_ns = c->kernel / 1e3, .syscall_ns = c->syscall / 1e3};
 }
 
 /* The clock whose costs are measured and checked: the first served one stands for them all. */
-static clockid_t cost_clock(void)
+static clockid_t cost_clock(uint32_t served)
 {
-	return clock_table[__builtin_ctz(gate_result.served)].id;
+	return clock_table[__builtin_ctz(served)].id;
 }
 
 /* Step 7: the costs a record keeps (the one the verdict came from, else this key's entry
  * in the per-user cache, where a process keeps costs it measured for the machine-wide
  * record) when they are this build's and the kernel's clock is still read the way they
- * say (cost_still_applies needs no open path). Returns false when none apply: step 8
- * measures them. */
-static bool step7_record_costs(const struct cache_record *rec, const struct found_record *f,
+ * say (cost_still_applies needs no open path). Returns false when none apply. */
+static bool step7_record_costs(struct gate_result *r, const struct cache_record *rec, const struct found_record *f,
 			       const struct cache_key *key)
 {
 	uint64_t build = shim_build_id();
-	gate_result.cost_build = build;
-	const struct cache_record *candidates[2] = {rec, NULL};
-	if (!record_has_costs(rec, build) && f->source == TSCSHIM_SOURCE_SYSTEM_RECORD && f->cache_path)
-		candidates[1] = record_from_cache(f->cache_path, key);
+	r->cost_build = build;
+	const struct cache_costs *candidates[2] = {cache_costs_of(rec, build), NULL};
+	if (!candidates[0] && f->source == TSCSHIM_SOURCE_SYSTEM_RECORD && f->cache_path)
+		candidates[1] = cache_costs_of(record_from_cache(f->cache_path, key), build);
 	for (int i = 0; i < 2; i++) {
-		const struct cache_record *r = candidates[i];
-		if (!record_has_costs(r, build))
+		const struct cache_costs *c = candidates[i];
+		if (!c)
 			continue;
-		gate_result.cost = (struct cost_ps){r->kernel_ps, r->syscall_ps, r->fenced_ps, r->unfenced_ps,
-						    (uint8_t)r->fenced_plan, {0}};
-		if (cost_still_applies(cost_clock(), gate_result.rate_millihz, &gate_result.cost)) {
-			gate_result.costs_from_record = true;
+		r->cost = (struct cost_ps){c->kernel_ps, c->syscall_ps, c->fenced_ps, c->unfenced_ps,
+					   (uint8_t)c->fenced_plan, {0}};
+		if (cost_still_applies(cost_clock(r->served), r->rate_millihz, &r->cost)) {
+			r->costs_from_record = true;
 			return true;
 		}
 		/* Another interposer changed how the kernel's clock is read: measure again. */
 	}
+	r->cost = (struct cost_ps){0};
 	return false;
 }
 
 /* "the kernel's clock costs 23.4 ns here (a system call), the counter 27.6 ns". */
-static void describe_costs(struct text *t, uint64_t counter_ps)
+static void describe_costs(struct text *t, const struct cost_ps *c, uint64_t counter_ps)
 {
-	struct cost c = {.kernel_ns = gate_result.cost.kernel / 1e3, .syscall_ns = gate_result.cost.syscall / 1e3};
+	struct cost ns = kernel_costs_ns(c);
 	text_add(t, "the kernel's clock costs ");
-	text_add_ps(t, gate_result.cost.kernel);
-	text_add(t, benefit_kernel_path(&c) == KERNEL_PATH_SYSCALL ? " ns here (a system call), the counter "
-								   : " ns here, the counter ");
+	text_add_ps(t, c->kernel);
+	text_add(t, benefit_kernel_path(&ns) == KERNEL_PATH_SYSCALL ? " ns here (a system call), the counter "
+								    : " ns here, the counter ");
 	text_add_ps(t, counter_ps);
 	text_add(t, " ns");
 }
 
-/* The benefit gate on gate_result.cost: true to serve (TSCSHIM_SERVE=always, or the
- * counter is cheaper by the minimum gain), with the reason saying why; else every call
- * passes through (the path, if it was opened, closed again: the hot path then costs
- * nothing more than a clock the shim does not serve). */
-static bool judge_benefit(const struct option_values *o)
+/* The benefit gate on r->cost: true to serve (TSCSHIM_SERVE=always, or the counter is
+ * cheaper by the minimum gain), with the reason saying why; else every call passes
+ * through (the path, if it was opened, closed again: the hot path then costs nothing
+ * more than a clock the shim does not serve). */
+static bool judge_benefit(struct gate_result *r, const struct option_values *o)
 {
-	uint64_t counter_ps = gate_result.fenced ? gate_result.cost.fenced : gate_result.cost.unfenced;
+	uint64_t counter_ps = r->fenced ? r->cost.fenced : r->cost.unfenced;
 	unsigned min_gain = (unsigned)o->num[OPT_MIN_GAIN_PCT];
-	bool pays = cost_pays(&gate_result.cost, gate_result.fenced, min_gain);
+	bool pays = cost_pays(&r->cost, r->fenced, min_gain);
 	char why[TSCSHIM_REASON_SIZE];
 	struct text t = text_start(why, sizeof why);
 	bool serve = pays || o->num[OPT_SERVE] == SERVE_ALWAYS;
 	if (serve) {
 		/* The reliability reason stays first: tests and people look for it. */
-		text_add(&t, gate_result.reason);
+		text_add(&t, r->reason);
 		text_add(&t, pays ? "; " : "; TSCSHIM_SERVE=always: ");
-		describe_costs(&t, counter_ps);
+		describe_costs(&t, &r->cost, counter_ps);
 	} else {
 		clock_close();
-		gate_result.active = false;
-		gate_result.not_worth_it = true;
+		r->serving = false;
+		r->not_worth_it = true;
 		text_add(&t, "pass-through: ");
-		describe_costs(&t, counter_ps);
-		text_add(&t, gate_result.fenced ? " (fenced), not " : " (unfenced), not ");
+		describe_costs(&t, &r->cost, counter_ps);
+		text_add(&t, r->fenced ? " (fenced), not " : " (unfenced), not ");
 		text_add_u64(&t, min_gain);
 		text_add(&t, "% cheaper (TSCSHIM_MIN_GAIN_PCT)");
 	}
-	memcpy(gate_result.reason, why, sizeof gate_result.reason);
+	memcpy(r->reason, why, sizeof r->reason);
 	return serve;
+}
+
+/* Steps 7 and 8 at a read with no record's costs for this build: nothing is measured
+ * there. TSCSHIM_SERVE=always serves without them; auto passes through, saying why, and
+ * has the next start measure them at load where the cache would keep them. */
+static bool steps7_8_no_costs_at_read(struct gate_result *r, const struct option_values *o,
+				      const struct cache_record *rec, const struct found_record *f)
+{
+	if (o->num[OPT_SERVE] == SERVE_ALWAYS)
+		return step8_clock_start(r, o, &rec->cpus);
+	if (f->cache_path && f->keep_in_cache)
+		record_mark_stale(f->cache_path);
+	r->not_worth_it = true;
+	pass_through(r, "pass-through: the record holds no costs of this build (tscshim calib --save "
+			"stores them), and nothing is measured at a program's read");
+	return false;
 }
 
 /* Steps 7 and 8 on a reliable verdict. A record's costs judge before the path opens: where
  * the counter does not pay (a host whose kernel reads the TSC itself) the decision
- * anchors nothing, marks no page wiped on fork and publishes nothing, about a quarter of
- * a warm decision there. Without them the path opens and its costs are measured on it.
- * Returns true when the costs were measured now (step 9 keeps them). */
-static bool steps7_8_benefit(const struct option_values *o, const struct cache_record *rec,
-			     const struct found_record *f, const struct cache_key *key)
+ * anchors nothing, marks no page wiped on fork and publishes nothing. Without them the
+ * path opens and, at load only, its costs are measured on it. Returns true when the
+ * costs were measured now (step 9 keeps them). */
+static bool steps7_8_benefit(struct gate_result *r, const struct option_values *o, const struct cache_record *rec,
+			     const struct found_record *f, const struct cache_key *key, bool may_measure)
 {
-	bool from_record = step7_record_costs(rec, f, key);
-	if (from_record && !judge_benefit(o))
+	bool from_record = step7_record_costs(r, rec, f, key);
+	if (from_record) {
+		if (judge_benefit(r, o))
+			step8_clock_start(r, o, &rec->cpus);
 		return false;
-	if (!step8_clock_start(o, &rec->cpus))
+	}
+	if (!may_measure) {
+		steps7_8_no_costs_at_read(r, o, rec, f);
 		return false;
-	if (from_record)
-		return false; /* judged above: serve */
-	cost_measure(cost_clock(), gate_result.rate_millihz, &gate_result.cost);
-	clock_set_read_plan(cost_read_plan(&gate_result.cost, gate_result.fenced));
-	judge_benefit(o);
+	}
+	if (!step8_clock_start(r, o, &rec->cpus))
+		return false;
+	cost_measure(cost_clock(r->served), r->rate_millihz, &r->cost);
+	clock_set_read_plan(cost_read_plan(&r->cost, r->fenced));
+	judge_benefit(r, o);
 	return true;
 }
 
 /* Step 9, whatever the verdict: a record measured now, or costs measured for a record,
- * into the per-user cache; then the measuring lock is released. */
-static void step9_keep(const struct found_record *f, const struct cache_record *rec, bool costs_now)
+ * into the per-user cache. */
+static void step9_keep(const struct gate_result *r, const struct found_record *f, const struct cache_record *rec,
+		       bool costs_now)
 {
-	if (f->cache_path && rec && (f->source == TSCSHIM_SOURCE_MEASURED || (costs_now && f->keep_in_cache) ||
-				     (costs_now && f->source == TSCSHIM_SOURCE_SYSTEM_RECORD))) {
-		struct cache_record keep = *rec;
-		if (costs_now) {
-			keep.kernel_ps = gate_result.cost.kernel;
-			keep.syscall_ps = gate_result.cost.syscall;
-			keep.fenced_ps = gate_result.cost.fenced;
-			keep.unfenced_ps = gate_result.cost.unfenced;
-			keep.fenced_plan = gate_result.cost.fenced_plan;
-			keep.cost_build = gate_result.cost_build;
-		}
-		record_keep(f->cache_path, &keep);
+	if (!f->cache_path || !rec)
+		return;
+	if (f->source != TSCSHIM_SOURCE_MEASURED && !(costs_now && f->keep_in_cache) &&
+	    !(costs_now && f->source == TSCSHIM_SOURCE_SYSTEM_RECORD))
+		return;
+	struct cache_record keep = *rec;
+	if (costs_now) {
+		struct cache_costs c = {r->cost.kernel, r->cost.syscall, r->cost.fenced, r->cost.unfenced, r->cost_build,
+					r->cost.fenced_plan};
+		cache_costs_keep(&keep, &c);
 	}
-	if (f->lock >= 0)
-		close(f->lock);
+	record_keep(f->cache_path, &keep);
 }
 
 /* ---- the verbose line ---- */
@@ -581,33 +654,51 @@ static const char *source_words(enum tscshim_source s)
 /* The cost part: every figure, where it came from, and the setting. */
 static void say_costs(struct text *t, const struct option_values *o)
 {
-	if (!gate_result.cost.kernel)
+	const struct cost_ps *c = &gate_result.cost;
+	if (!c->kernel)
 		return;
-	struct cost c = {.kernel_ns = gate_result.cost.kernel / 1e3, .syscall_ns = gate_result.cost.syscall / 1e3};
+	struct cost ns = kernel_costs_ns(c);
 	text_add(t, "; per call: kernel ");
-	text_add_ps(t, gate_result.cost.kernel);
+	text_add_ps(t, c->kernel);
 	text_add(t, " ns (");
-	text_add(t, kernel_path_name(benefit_kernel_path(&c)));
+	text_add(t, kernel_path_name(benefit_kernel_path(&ns)));
 	text_add(t, "), system call ");
-	text_add_ps(t, gate_result.cost.syscall);
+	text_add_ps(t, c->syscall);
 	text_add(t, " ns, fenced ");
-	text_add_ps(t, gate_result.cost.fenced);
+	text_add_ps(t, c->fenced);
 	text_add(t, " ns (");
-	text_add(t, read_plan_name(cost_read_plan(&gate_result.cost, true)));
+	text_add(t, read_plan_name(cost_read_plan(c, true)));
 	static const char *const plan_words[4] = {"; lfence first ", ", after ", "; rdtscp first ", ", after "};
 	for (int p = 0; say_level >= 2 && p < 4; p++) {
 		/* Every fenced plan measured (cost.c's order): what the choice was made from. */
-		if (!gate_result.cost.fenced_by_plan[p])
+		if (!c->fenced_by_plan[p])
 			continue;
 		text_add(t, plan_words[p]);
-		text_add_ps(t, gate_result.cost.fenced_by_plan[p]);
+		text_add_ps(t, c->fenced_by_plan[p]);
 	}
 	text_add(t, "), unfenced ");
-	text_add_ps(t, gate_result.cost.unfenced);
+	text_add_ps(t, c->unfenced);
 	text_add(t, gate_result.costs_from_record ? " ns, from the record; TSCSHIM_SERVE=" : " ns, measured now; TSCSHIM_SERVE=");
 	text_add(t, o->num[OPT_SERVE] == SERVE_ALWAYS ? "always" : "auto");
 	text_add(t, ", TSCSHIM_MIN_GAIN_PCT=");
 	text_add_u64(t, o->num[OPT_MIN_GAIN_PCT]);
+}
+
+/* The count at which the decision was claimed (0: at load, or asked for by the status). */
+static uint64_t decided_at_read;
+
+/* "N us at clock read M", "... at load", "... when the status was asked for". */
+static void say_when(struct text *t)
+{
+	text_add_u64(t, gate_result.decide_ns / 1000);
+	if (decided_at_load) {
+		text_add(t, " us at load (no record passed the checks at load)");
+	} else if (decided_at_read > 1) {
+		text_add(t, " us at clock read ");
+		text_add_u64(t, decided_at_read);
+	} else {
+		text_add(t, decided_at_read ? " us at the first clock read" : " us when the status was asked for");
+	}
 }
 
 /* The decision, its figures, what went wrong with the cache, and how long it took. Out
@@ -628,21 +719,13 @@ static __attribute__((noinline)) void say_decision(const struct option_values *o
 	text_add(&t, source);
 	text_add(&t, gate_result.fenced ? ", fenced" : ", unfenced");
 	text_add(&t, " reads, decided in ");
-	text_add_u64(&t, gate_result.decide_ns / 1000);
-	if (decided_at_load) {
-		text_add(&t, " us at load (nothing recorded yet)");
-	} else if (decided_at_read > 1) {
-		text_add(&t, " us at clock read ");
-		text_add_u64(&t, decided_at_read);
-	} else {
-		text_add(&t, decided_at_read ? " us at the first clock read" : " us when the status was asked for");
-	}
+	say_when(&t);
 	say_costs(&t, o);
 	text_add(&t, ")");
 	/* The benefit gate's reason starts "pass-through: ", which the line says already. */
 	const char *reason = gate_result.reason + (gate_result.not_worth_it ? strlen("pass-through: ") : 0);
 	const char *note = record_note();
-	say(gate_result.active ? "serving from the TSC: " : "passing through: ", reason, figures,
+	say(gate_result.serving ? "serving from the TSC: " : "passing through: ", reason, figures,
 	    note[0] ? "; cache " : "", note, NULL);
 }
 
@@ -661,86 +744,96 @@ static void counter_identity(const struct found_record *f, struct counter_identi
 	counter_identify_basic(id);
 }
 
-/* Steps 2 to 9 after the options, on a reliable path or not; pid is the process's. */
-static __attribute__((noinline)) void decide_from_options(const struct option_values *o, int pid)
+/* Steps 4 to 9 on what step 3 found (steps 5 and the cost measurement only with
+ * may_measure: at load). Returns the record step 9 keeps, NULL for none. */
+static void steps4_to_9(struct gate_result *r, const struct option_values *o, struct cache_key *key,
+			struct found_record *found, bool may_measure)
+{
+	struct counter_identity id;
+	struct verdict v;
+	counter_identity(found, &id);
+	if (step4_counter_refuses(o, &id, &v)) {
+		text_line(r->reason, sizeof r->reason, v.reason, NULL);
+		return;
+	}
+	key->cpu_signature = id.signature; /* a record measured now is this CPU's */
+	key->any_cpu_signature = false;
+	const struct cache_record *rec = found->record;
+	struct estimate_analysis analysis;
+	const struct estimate_analysis *measured = NULL;
+	if (found->source == TSCSHIM_SOURCE_NONE) {
+		rec = step5_measure(r, o, key, found, &analysis);
+		measured = &analysis;
+		if (!rec)
+			return;
+	}
+	r->source = found->source;
+	r->rate_millihz = rec->rate_millihz;
+	bool costs_now = false;
+	if (found->inconclusive_waiting) {
+		record_inconclusive_reason(rec, found->inconclusive_detail, r->reason, sizeof r->reason);
+	} else {
+		step6_verdict(o, &id, rec, measured, &v);
+		memcpy(r->reason, v.reason, sizeof r->reason);
+		r->max_shift_ns = v.max_shift_ns;
+		if (v.reliable)
+			costs_now = steps7_8_benefit(r, o, rec, found, key, may_measure);
+	}
+	step9_keep(r, found, rec, costs_now);
+}
+
+/* Steps 2 to 9 after the options. What step 3 took (the measuring lock) is released here,
+ * in this one place, however the steps after it ended. */
+static __attribute__((noinline)) void decide_from_options(struct gate_result *r, const struct option_values *o,
+							   bool may_measure)
 {
 	struct cpu_mask cpus;
 	char boot_id[sizeof ((struct cache_record *)0)->boot_id];
 	struct cache_key key;
-	if (!step2_cpu_set_and_boot(pid, &cpus, boot_id, sizeof boot_id, &key))
+	if (!step2_cpu_set_and_boot(r, &cpus, boot_id, sizeof boot_id, &key))
 		return;
 	struct found_record found;
-	if (!step3_record(o, &key, &found))
+	if (!step3_record(r, o, &key, may_measure, &found))
 		return;
-	struct counter_identity id;
-	struct verdict v;
-	counter_identity(&found, &id);
-	if (step4_counter_refuses(o, &id, &v)) {
-		text_line(gate_result.reason, sizeof gate_result.reason, v.reason, NULL);
-		step9_keep(&found, NULL, false);
-		return;
-	}
-	key.cpu_signature = id.signature; /* a record measured now is this CPU's */
-	key.any_cpu_signature = false;
-	const struct cache_record *rec = found.record;
-	struct estimate_analysis analysis;
-	const struct estimate_analysis *measured = NULL;
-	static char detail[200]; /* static: the decision's stack may be a signal's, and small */
-	if (found.source == TSCSHIM_SOURCE_NONE) {
-		rec = step5_measure(o, &key, &found, &analysis, detail, sizeof detail);
-		measured = &analysis;
-		if (!rec) {
-			step9_keep(&found, NULL, false);
-			return;
-		}
-	}
-	gate_result.source = found.source;
-	gate_result.rate_millihz = rec->rate_millihz;
-	bool costs_now = false;
-	if (found.inconclusive_waiting) {
-		record_inconclusive_reason(rec, found.inconclusive_detail, gate_result.reason,
-					   sizeof gate_result.reason);
-	} else {
-		step6_verdict(o, &id, rec, measured, &v);
-		memcpy(gate_result.reason, v.reason, sizeof gate_result.reason);
-		gate_result.max_shift_ns = v.max_shift_ns;
-		if (v.reliable)
-			costs_now = steps7_8_benefit(o, rec, &found, &key);
-	}
-	step9_keep(&found, rec, costs_now);
+	steps4_to_9(r, o, &key, &found, may_measure);
+	if (found.lock >= 0)
+		close(found.lock);
 }
 
-static void decide(int pid)
+/* Step 1 and the rest: the decision into *r. */
+static void decide(struct gate_result *r, bool may_measure)
 {
-	uint64_t began = refclock_now_ns(CLOCK_MONOTONIC);
-	gate_result.max_shift_ns = UINT64_MAX;
+	r->max_shift_ns = UINT64_MAX;
 	if (options.disabled_alone && !wrong_libc[0]) {
 		/* The A/B baseline's decision: the defaults it reports are options.h's numbers;
 		 * nothing to parse or look at. */
-		gate_result.served = OPTION_CLOCKS_DEFAULT_SET;
-		gate_result.fenced = OPTION_FENCE_DEFAULT != 0;
-		pass_through("TSCSHIM_DISABLE=1");
-		gate_result.decide_ns = refclock_now_ns(CLOCK_MONOTONIC) - began;
+		r->served = OPTION_CLOCKS_DEFAULT_SET;
+		r->fenced = OPTION_FENCE_DEFAULT != 0;
+		pass_through(r, "TSCSHIM_DISABLE=1");
 		return;
 	}
-	const struct option_values *o = decision_options();
+	const struct option_values *o = options_resolved_for_decision();
 	if (getauxval(AT_SECURE)) {
-		pass_through("secure execution: environment and cache ignored, passing through");
+		pass_through(r, "secure execution: environment and cache ignored, passing through");
 	} else if (options.invalid) {
-		pass_through(options.invalid);
+		pass_through(r, options.invalid);
 	} else if (wrong_libc[0]) {
-		pass_through(wrong_libc);
+		pass_through(r, wrong_libc);
 	} else {
-		gate_result.served = (uint32_t)o->num[OPT_CLOCKS];
-		gate_result.fenced = o->num[OPT_FENCE] != 0;
+		r->served = (uint32_t)o->num[OPT_CLOCKS];
+		r->fenced = o->num[OPT_FENCE] != 0;
 		if (o->num[OPT_DISABLE])
-			pass_through("TSCSHIM_DISABLE=1");
-		else if (gate_result.served == 0)
-			pass_through("TSCSHIM_CLOCKS=none");
+			pass_through(r, "TSCSHIM_DISABLE=1");
+		else if (r->served == 0)
+			pass_through(r, "TSCSHIM_CLOCKS=none");
 		else
-			decide_from_options(o, pid);
+			decide_from_options(r, o, may_measure);
 	}
-	gate_result.decide_ns = refclock_now_ns(CLOCK_MONOTONIC) - began;
+}
+
+/* What the decision says when TSCSHIM_VERBOSE is set. */
+static void say_decided(void)
+{
 	const char *why_dlsym;
 	if (say_level >= 2 && real_found_by_dlsym(&why_dlsym))
 		say("real functions found with dlsym: ", why_dlsym, NULL);
@@ -749,19 +842,30 @@ static void decide(int pid)
 	if (say_level >= 1 && !options.invalid && wrong_libc[0])
 		say("passing through: ", wrong_libc, NULL);
 	else if (say_level >= 1 && !options.invalid)
-		say_decision(o);
+		say_decision(options_resolved_for_decision());
 }
 
-/* The phase word: (pid << 2) | phase, the pid being the decider's while it decides. A
- * fork child of a process caught mid-decision finds another process's pid there, and no
- * thread of its own deciding: it decides itself. */
-enum { PHASE_UNDECIDED, PHASE_DECIDING, PHASE_DECIDED };
-static _Atomic uint64_t phase_word ON_LOAD_PAGE;
-/* The deciding thread (pthread_self()), which a fork child made by it keeps. */
-static _Atomic uintptr_t decider ON_LOAD_PAGE;
+/* ---- the claim: one decision at a time in an address space ---- */
 
-/* Counted only while a decision is under way: a shared line, written in that window
- * alone. */
+/* The phase: undecided, or decided (gate_result published). On the load page: a fork
+ * child inherits a decision made. */
+enum { PHASE_UNDECIDED, PHASE_DECIDED };
+static _Atomic uint32_t phase ON_LOAD_PAGE;
+
+/* The claim (record_decision_claim): the deciding thread's id, CLAIM_GIVEN_UP once a
+ * reader found that thread gone, 0 when nobody decides. It lies on the fork-wiped pages,
+ * marked before anyone claims: a fork child of a process caught mid-decision finds it free
+ * and decides for itself (its count of reads inherited, its next read is due), while a
+ * vfork or CLONE_VM child, sharing the memory, finds it held and passes through: one
+ * address space never runs two decisions. No read ever makes a system call to tell
+ * which process it is in. */
+#define CLAIM_GIVEN_UP ((uint64_t)1 << 32)
+static bool claim_page_marked ON_LOAD_PAGE;
+
+/* Counted only while a decision is under way: shared lines, written in that window
+ * alone. The reads that found the claim held (the dead decider's check counts them), and
+ * those of them that passed through (the stats line's passed_while_deciding). */
+static _Atomic uint64_t reads_finding_claim;
 static _Atomic uint64_t passed_while_deciding;
 
 uint64_t gate_passed_while_deciding(void)
@@ -771,59 +875,235 @@ uint64_t gate_passed_while_deciding(void)
 
 bool gate_decided(void)
 {
-	return (atomic_load_explicit(&phase_word, memory_order_acquire) & 3) == PHASE_DECIDED;
+	return atomic_load_explicit(&phase, memory_order_acquire) == PHASE_DECIDED;
 }
 
-bool gate_first_read(clockid_t clock, bool force)
+/* The decision's result and figures, then the phase (release): readers that see it
+ * decided see them. The one place gate_result is written. */
+static void publish(const struct gate_result *r)
 {
-	uint64_t word = atomic_load_explicit(&phase_word, memory_order_acquire);
-	if ((word & 3) == PHASE_DECIDED)
+	gate_result = *r;
+	atomic_store_explicit(&phase, PHASE_DECIDED, memory_order_release);
+}
+
+/* Without MADV_WIPEONFORK (kernels before 4.14) a fork child frees the claim itself. */
+static void claim_reset_in_child(void)
+{
+	atomic_store_explicit(record_decision_claim(), 0, memory_order_relaxed);
+}
+
+/* The claim's page marked wiped on fork, before the first claim: once per process image
+ * (a fork child keeps the mark). The same pages the clock's start marks (clock.c), which
+ * then finds them marked. */
+static void mark_claim_page(void)
+{
+	if (claim_page_marked)
+		return;
+	if (raw_syscall4(SYS_madvise, (long)&wiped, sizeof wiped, MADV_WIPEONFORK, 0) != 0)
+		libc_atfork_child(claim_reset_in_child);
+	claim_page_marked = true;
+}
+
+/* The deciding thread died mid-decision (killed by a seccomp filter, say): this process
+ * passes through for good, at the real function's cost. Whatever that thread began (a
+ * line published, the path opened) is closed again. */
+static void give_up_after_dead_decider(void)
+{
+	clock_close();
+	struct gate_result r = {.max_shift_ns = UINT64_MAX};
+	pass_through(&r, "the thread deciding died mid-decision (killed by a seccomp filter?); passing every "
+			 "call through");
+	publish(&r);
+	if (say_level >= 1)
+		say("passing through: ", r.reason, NULL);
+}
+
+/* A read that found the decision claimed: pass through, never wait. Now and then (at the
+ * 1024th such read, then at each doubling: a handful of system calls in a process's life)
+ * it checks that the thread deciding still exists; when it is gone, the process passes
+ * through for good. True when the decision is made meanwhile. */
+static bool claimed_elsewhere(uint64_t claim)
+{
+	uint64_t seen = atomic_fetch_add_explicit(&reads_finding_claim, 1, memory_order_relaxed) + 1;
+	bool check = seen >= 1024 && (seen & (seen - 1)) == 0 && claim != CLAIM_GIVEN_UP;
+	/* Gone, undecided: the one reader that swaps the claim gives up for the process, and
+	 * dispatches its read again (the caller then takes the pass-through's direct path). */
+	if (check && raw_syscall4(SYS_tkill, (long)(claim & 0xffffffffu), 0, 0, 0) == -ESRCH && !gate_decided() &&
+	    atomic_compare_exchange_strong(record_decision_claim(), &claim, CLAIM_GIVEN_UP)) {
+		give_up_after_dead_decider();
 		return true;
-	if (!loaded)
-		return false;
-	/* A read before the decision is due only counts, whatever the phase: a fork child of
-	 * a process whose decision was forced (a status query) waits for its own due read
-	 * too. From the due read on, every read of a served clock looks below at who decides. */
-	uint64_t read_number = 0;
-	bool due = force;
-	if (!force && ((read_number = served_read_number(clock, &due)) == 0 || !due))
-		return false;
-	uint64_t me = (uint64_t)raw_syscall4(SYS_getpid, 0, 0, 0, 0);
-	uintptr_t self = (uintptr_t)pthread_self();
-	if ((word & 3) == PHASE_DECIDING && word >> 2 == me) {
-		/* Under way in this process: pass through meanwhile, never wait. */
-		atomic_fetch_add_explicit(&passed_while_deciding, 1, memory_order_relaxed);
-		return false;
 	}
-	/* Under way in the process this one was forked from. A fork the decider itself made
-	 * (the estimator's child and its threads, whose allocator may read the clock) carries
-	 * on the decider's work and must never decide again; a fork another thread made has
-	 * no decider and takes over (one made during the measurement itself cannot tell
-	 * itself from the estimator's, and passes through for good: correct, unserved). */
-	if ((word & 3) == PHASE_DECIDING &&
-	    (atomic_load_explicit(&measuring_in_child, memory_order_relaxed) ||
-	     atomic_load_explicit(&decider, memory_order_relaxed) == self))
-		return false;
-	if (!atomic_compare_exchange_strong(&phase_word, &word, me << 2 | PHASE_DECIDING)) {
-		/* Another thread began deciding between our load and our claim. */
-		if (gate_decided())
-			return true;
-		atomic_fetch_add_explicit(&passed_while_deciding, 1, memory_order_relaxed);
-		return false;
-	}
-	atomic_store_explicit(&decider, self, memory_order_relaxed);
+	if (gate_decided())
+		return true;
+	/* Counted only when this read does pass through: the stats add it to the calls
+	 * passed, never to those served. */
+	atomic_fetch_add_explicit(&passed_while_deciding, 1, memory_order_relaxed);
+	return false;
+}
+
+/* ---- the decision's own stack ---- */
+
+/* The decision runs on this stack, not the caller's: the due read may come in a signal
+ * handler on a small alternate stack (6 KiB and less crashed: the decision and libc's
+ * calls under it need more). One decision at a time per address space (the claim), so
+ * one stack. Its pages are touched only by a decision. Sanitizer builds, whose runtimes
+ * track the stack, decide on the caller's. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define DECISION_OWN_STACK 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define DECISION_OWN_STACK 0
+#endif
+#endif
+#if !defined(DECISION_OWN_STACK) && defined(__x86_64__)
+#define DECISION_OWN_STACK 1
+#elif !defined(DECISION_OWN_STACK)
+#define DECISION_OWN_STACK 0
+#endif
+enum { DECISION_STACK_SIZE = 64 * 1024 };
+static AFTER_BSS _Alignas(4096) unsigned char decision_stack[DECISION_STACK_SIZE];
+
+/* fn(arg) on decision_stack: rsp switched, the call made, rsp restored; every register
+ * the call may change is declared so. */
+static void run_on_decision_stack(void (*fn)(void *), void *arg)
+{
+#if DECISION_OWN_STACK
+	void *top = decision_stack + sizeof decision_stack; /* 16-byte aligned at the call */
+	__asm__ volatile("mov %%rsp, %%rbx\n\t"
+			 "mov %[top], %%rsp\n\t"
+			 "call *%[fn]\n\t"
+			 "mov %%rbx, %%rsp"
+			 : "+D"(arg), [fn] "+S"(fn), [top] "+d"(top)
+			 :
+			 : "rbx", "rax", "rcx", "r8", "r9", "r10", "r11", "memory", "cc", "xmm0", "xmm1", "xmm2",
+			   "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12",
+			   "xmm13", "xmm14", "xmm15", "st", "st(1)", "st(2)", "st(3)", "st(4)", "st(5)", "st(6)",
+			   "st(7)");
+#else
+	fn(arg);
+#endif
+}
+
+/* How much of decision_stack the decisions so far used: its untouched low end is still
+ * zero. For TSCSHIM_VERBOSE=2 (make stack-usage reads it): reading the whole stack
+ * touches its pages. */
+static size_t decision_stack_used(void)
+{
+	size_t i = 0;
+	while (i < sizeof decision_stack && decision_stack[i] == 0)
+		i++;
+	return sizeof decision_stack - i;
+}
+
+static void say_stack_used(void)
+{
+	if (!DECISION_OWN_STACK || say_level < 2)
+		return;
+	char text[64];
+	struct text t = text_start(text, sizeof text);
+	text_add_u64(&t, decision_stack_used());
+	text_add(&t, " of ");
+	text_add_u64(&t, sizeof decision_stack);
+	say("decision stack: ", text, " bytes used (libc's frames included)", NULL);
+}
+
+/* The decision itself, on its own stack: decided, published, said. */
+static void decide_on_own_stack(void *may_measure)
+{
+	uint64_t began = refclock_now_ns(CLOCK_MONOTONIC);
+	static struct gate_result r; /* static: its reason is long; the claim makes it ours */
+	memset(&r, 0, sizeof r);
+	decide(&r, may_measure != NULL);
+	r.decide_ns = refclock_now_ns(CLOCK_MONOTONIC) - began;
+	publish(&r);
+	say_decided();
+	say_stack_used();
+}
+
+/* The claimed decision: every signal blocked (no handler runs inside it, jumps out of it
+ * or cancels it), cancellation off, errno kept. Only a forced decision may measure: a
+ * cold start at load, or a status query, which a program (tscshim calib --save's costs
+ * child) makes to have it decided now; never a read (read_number 0: not a read). */
+static void decide_claimed(uint64_t read_number)
+{
 	decided_at_read = read_number;
 	uint64_t saved_mask;
-	bool blocked = block_all_signals(&saved_mask);
+	bool blocked = signals_block_all(&saved_mask);
 	decision_signals_blocked = blocked;
 	int cancel_state;
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
 	int saved_errno = errno;
-	decide((int)me);
+	bool may_measure = read_number == 0;
+	run_on_decision_stack(decide_on_own_stack, may_measure ? (void *)1 : NULL);
 	errno = saved_errno;
-	atomic_store_explicit(&phase_word, me << 2 | PHASE_DECIDED, memory_order_release);
 	pthread_setcancelstate(cancel_state, NULL);
-	if (blocked)
-		raw_syscall4(SYS_rt_sigprocmask, SIG_SETMASK, (long)&saved_mask, 0, sizeof saved_mask);
+	signals_restore(blocked, &saved_mask);
+}
+
+bool gate_decide_if_due(clockid_t clock, bool force)
+{
+	if (gate_decided())
+		return true;
+	if (!loaded)
+		return false;
+	/* A read before the decision is due only counts, whatever the claim: a fork child of
+	 * a process whose decision was forced (a status query) waits for its own due read
+	 * too. From the due read on, every read of a served clock looks at the claim. */
+	uint64_t read_number = 0;
+	bool due = force;
+	if (!force && ((read_number = served_read_number(clock, &due)) == 0 || !due))
+		return false;
+	/* The estimator's child, forked by the decider, and its threads carry on the decider's
+	 * work and never decide. */
+	if (atomic_load_explicit(&measuring_in_child, memory_order_relaxed))
+		return false;
+	_Atomic uint64_t *claim = record_decision_claim();
+	uint64_t held = atomic_load_explicit(claim, memory_order_acquire);
+	if (held != 0)
+		return claimed_elsewhere(held);
+	mark_claim_page();
+	uint64_t me = (uint64_t)raw_syscall4(SYS_gettid, 0, 0, 0, 0) & 0xffffffffu;
+	if (!atomic_compare_exchange_strong(claim, &held, me))
+		return claimed_elsewhere(held);
+	if (!gate_decided()) /* decided between our first look and the claim: nothing to do */
+		decide_claimed(read_number);
 	return true;
+}
+
+/* ---- at exit: the verbose line of a process that never decided ---- */
+
+/* Why this process never decided, for its one verbose line. */
+static const char *never_decided_why(void)
+{
+	if (wrong_libc[0])
+		return wrong_libc;
+	if (options.values.num[OPT_DISABLE])
+		return "TSCSHIM_DISABLE=1";
+	if (options.values.num[OPT_CLOCKS] == 0)
+		return "TSCSHIM_CLOCKS=none";
+	if (atomic_load_explicit(record_decision_claim(), memory_order_relaxed) != 0)
+		return "a decision was still under way at exit";
+	return "fewer reads of a served clock than TSCSHIM_DECIDE_AFTER";
+}
+
+static __attribute__((noinline)) void say_never_decided(void)
+{
+	char text[160];
+	struct text t = text_start(text, sizeof text);
+	text_add(&t, "never decided: ");
+	text_add_u64(&t, atomic_load_explicit(&reads_before_decision, memory_order_relaxed));
+	text_add(&t, " reads of a served clock, the decision due at read ");
+	text_add_u64(&t, options.values.num[OPT_DECIDE_AFTER]);
+	text_add(&t, " (TSCSHIM_DECIDE_AFTER); every call went to the kernel's clock: ");
+	say(text, never_decided_why(), NULL);
+}
+
+/* Every process runs it at exit; only one whose TSCSHIM_VERBOSE was set at load does
+ * anything (one flag on the load page): the line a process that never decided owes. */
+LOAD_PATH __attribute__((destructor)) static void gate_at_exit(void)
+{
+	if (verbose_at_exit && !gate_decided()) {
+		say_at_exit();
+		say_never_decided();
+	}
 }

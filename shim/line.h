@@ -60,7 +60,9 @@ _Static_assert(offsetof(struct line_forms, prev) == offsetof(struct line_forms, 
  * decide afresh finds them zeroed (or, forked before the pages were marked, a copy),
  * and its own decision writes them again; nothing else reads them. Off the hot path's
  * cache lines: it starts two lines in. */
-enum { FORK_WIPED_PAGES = 2 };
+/* Three: the decision's buffers (shim/record.c) hold two builds' costs, each with its
+ * read plan; what a decision writes in the common case stays on the first two. */
+enum { FORK_WIPED_PAGES = 3 };
 struct fork_wiped {
 	/* One 16-byte pair, changed only by counter_cas_pair(): the state (which the hot
 	 * path loads alone) and the floor, MONOTONIC's largest value a fallback handed out.

@@ -14,6 +14,7 @@
 #include "text.h"
 
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,21 +25,24 @@
 #include <unistd.h>
 
 /* Too big for the decision's stack, and needed once per decision. What every warm
- * decision writes (the parsed records, the path, the message buffer, then the file
- * buffer, so that a record file of one CPU set, about 340 bytes, the common case, is read
- * into that same page) sits in the scratch that shares the fork-wiped page the first
+ * decision writes (the claim, the parsed records, the path, then the file buffer, so that
+ * a record file of one CPU set, about 420-480 bytes with two builds' costs, the common
+ * case, is read into that same page; the message buffer after it, written on a failure) sits in the scratch that shares the fork-wiped page the first
  * line's publication writes anyway (shim/line.h): one fresh page, not two. Every buffer
  * is written before it is read, within one decision. may_alias: the scratch is bytes. */
 struct __attribute__((may_alias)) decision_buffers {
-	struct cache_file cache; /* the per-user cache as read (count 0: none usable) */
+	/* The gate's claim of the decision (record_decision_claim): on this page so that a
+	 * fork child finds it free; its own cache line, away from the buffers. */
+	_Alignas(64) _Atomic uint64_t claim;
+	_Alignas(64) struct cache_file cache; /* the per-user cache as read (count 0: none usable) */
 	struct cache_file system;               /* the machine-wide record as read */
 	char cache_path[SAFEFILE_PATH_MAX];
-	char err[SAFEFILE_PATH_MAX + 160]; /* one step's message at a time */
 	char file[CACHE_MAX_SIZE + 1];
+	char err[SAFEFILE_PATH_MAX + 160]; /* one step's message at a time: written on a failure */
 };
 _Static_assert(sizeof(struct decision_buffers) <= sizeof wiped.decision_scratch,
 	       "the decision's buffers fit the scratch");
-_Static_assert(offsetof(struct fork_wiped, decision_scratch) + offsetof(struct decision_buffers, file) + 400 <=
+_Static_assert(offsetof(struct fork_wiped, decision_scratch) + offsetof(struct decision_buffers, file) + 480 <=
 		       4096,
 	       "a one-record file shares the first page with what every decision writes");
 #define buffers (*(struct decision_buffers *)(void *)wiped.decision_scratch)
@@ -49,6 +53,11 @@ static AFTER_BSS struct {
 	char lock_name[SAFEFILE_PATH_MAX + 8];
 	char note[SAFEFILE_PATH_MAX + 160]; /* what went wrong with the cache, for verbose */
 } rare;
+
+_Atomic uint64_t *record_decision_claim(void)
+{
+	return &buffers.claim;
+}
 
 const char *record_note(void)
 {
@@ -87,31 +96,69 @@ static uint64_t boot_wall_ns(void)
 	return kernel_clock_ns(CLOCK_REALTIME) - kernel_clock_ns(CLOCK_BOOTTIME);
 }
 
+/* What a record's file must be, checked at load from one lstat, with no file read: a
+ * regular file (not a symlink), the owner's, readable by it and writable by nobody else,
+ * of a size a record file can have, and modified since the boot began (a second of slack
+ * for the clocks' rounding). A file that fails here makes the process measure at load,
+ * before its threads exist; the read then never measures. */
+LOAD_PATH static bool file_may_answer(const char *path, uid_t owner, uint64_t *boot_ns)
+{
+	struct stat st;
+	if (raw_syscall4(SYS_newfstatat, AT_FDCWD, (long)path, (long)&st, AT_SYMLINK_NOFOLLOW) != 0)
+		return false;
+	if (!S_ISREG(st.st_mode) || st.st_uid != owner || !(st.st_mode & S_IRUSR) ||
+	    (st.st_mode & (S_IWGRP | S_IWOTH)) || st.st_size <= 0 || st.st_size > CACHE_MAX_SIZE)
+		return false;
+	if (*boot_ns == 0)
+		*boot_ns = boot_wall_ns();
+	uint64_t written = (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec;
+	return written + 1000000000ull >= *boot_ns;
+}
+
 /* On the load path: no libc call (raw_syscall.h), no string constant off the load page. */
 LOAD_PATH bool record_may_answer(const char *system, const char *option, const char *xdg_runtime_dir)
 {
-	struct stat st;
-	if (system[0] == '/' && raw_stat(system, &st) == 0 && S_ISREG(st.st_mode))
+	uint64_t boot_ns = 0;
+	if (system[0] == '/' && file_may_answer(system, 0, &boot_ns))
 		return true;
 	/* Small: a page-sized buffer here would reach a fresh page of the stack, a fault of its
-	 * own. A default path longer than this (a very long XDG_RUNTIME_DIR) answers "may":
-	 * the decision at the first read finds out. */
+	 * own. A default path longer than this (a very long XDG_RUNTIME_DIR) is made in static
+	 * storage instead, a page touched only then. */
 	char path[256];
+	static char long_path[SAFEFILE_PATH_MAX];
 	if (option[0] == 'o' && option[1] == 'f' && option[2] == 'f' && option[3] == '\0')
 		return false;
+	/* The uid the process was started with, from the auxiliary vector (the page of
+	 * getauxval, which the load path calls anyway); the decision itself uses geteuid(),
+	 * as a program may have changed it by then. */
+	uid_t euid = (uid_t)getauxval(AT_EUID);
 	if (!option[0]) {
-		/* The uid the process was started with, from the auxiliary vector (the page of
-		 * getauxval, which the load path calls anyway); the decision itself uses
-		 * geteuid(), as a program may have changed it by then. */
-		if (cache_default_path_for(xdg_runtime_dir, (uid_t)getauxval(AT_EUID), path, sizeof path) != 0)
-			return true;
 		option = path;
+		if (cache_default_path_for(xdg_runtime_dir, euid, path, sizeof path) != 0) {
+			if (cache_default_path_for(xdg_runtime_dir, euid, long_path, sizeof long_path) != 0)
+				return false; /* no cache can be kept: the decision says so */
+			option = long_path;
+		}
 	}
-	if (raw_stat(option, &st) != 0 || !S_ISREG(st.st_mode))
-		return false;
-	/* A cache in /tmp can outlive a boot; a second of slack for the clocks' rounding. */
-	uint64_t written = (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec;
-	return written + 1000000000ull >= boot_wall_ns();
+	return file_may_answer(option, euid, &boot_ns);
+}
+
+static char boot_id_path[] ON_LOAD_PAGE = "/proc/sys/kernel/random/boot_id";
+
+LOAD_PATH bool record_boot_known(void)
+{
+	struct stat st;
+	return raw_stat(boot_id_path, &st) == 0;
+}
+
+void record_mark_stale(const char *path)
+{
+	/* Times of 1970: the next process's check at load (file_may_answer) finds the file
+	 * older than the boot, and measures there. Only a file of our own: the cache. */
+	struct timespec epoch[2] = {{0, 0}, {0, 0}};
+	if (raw_syscall4(SYS_utimensat, AT_FDCWD, (long)path, (long)epoch, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    say_level >= 2)
+		say("cache ", path, ": marked for a measurement at the next start's load", NULL);
 }
 
 /* The effective uid the per-user cache belongs to, read once by record_cache_path (the

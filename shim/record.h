@@ -12,6 +12,7 @@
 #include "estimate_child.h"
 #include "options.h"
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 /* The machine-wide record's entry for key, or NULL (missing, untrusted, corrupt, not for
@@ -19,14 +20,24 @@
 const struct cache_record *record_from_system(const struct option_values *o,
 					      const struct cache_key *key);
 
-/* Whether a record may answer this boot without measuring: the machine-wide record
- * exists, or the per-user cache was written since boot. One to four system calls (made
- * directly, no libc), no file read, nothing written: the constructor asks it, to measure
- * at load only when nothing can answer (a cold start, as bounded as ever) and otherwise
- * to leave the decision to the first clock read. A "may" that turns out wrong (a record
- * for another CPU set, a default cache path too long for its small buffer) only moves
- * that measurement to the first read. */
+/* Whether a record may answer this boot without measuring, judged at load from one or
+ * two lstat calls (made directly, no libc), no file read, nothing written: the
+ * machine-wide record, or else the per-user cache, is a regular file (no symlink) of its
+ * owner (root; the process's effective uid), writable by nobody else, of a record's size,
+ * modified since the boot began. The constructor asks it, to measure at load when nothing
+ * can answer (a cold start, as bounded as ever) and otherwise to leave the decision to
+ * the due read, which never measures: a "may" that turns out wrong (a record for another
+ * CPU set, a copy with fresh times) makes that process pass through, and marks the cache
+ * for a measurement at the next start's load (record_mark_stale). */
 bool record_may_answer(const char *system_record, const char *cache, const char *xdg_runtime_dir);
+
+/* Whether the kernel's boot id can be read (/proc mounted): without it no record can be
+ * trusted or kept, and a measurement would be thrown away. One stat, at load. */
+bool record_boot_known(void);
+
+/* Sets the per-user cache's times back to 1970, so that the next start measures at load
+ * (record_may_answer): a read found it unable to answer this process. */
+void record_mark_stale(const char *path);
 
 /* The per-user cache's path (the option, or the default), or NULL for none. Asked first:
  * it reads the effective uid that the cache, and its lock, must belong to. */
@@ -53,6 +64,12 @@ int record_measure(const struct option_values *o, const struct cache_key *key,
 /* Puts rec into the per-user cache at path, keeping its other records; says in
  * record_note() why not when it cannot. */
 void record_keep(const char *path, const struct cache_record *rec);
+
+/* The word the gate claims the decision with (shim/gate.c), on the pages the kernel
+ * wipes in a fork child (MADV_WIPEONFORK, once the gate marked them): a child forked
+ * while another thread decides finds it free, while a vfork or CLONE_VM child, which
+ * shares the memory, finds it held. */
+_Atomic uint64_t *record_decision_claim(void);
 
 /* What went wrong with the per-user cache, for the verbose line; "" if nothing. */
 const char *record_note(void);

@@ -8,6 +8,15 @@
 /* TSCSHIM_VERBOSE: 0 silent but for bad options, 1 the decision, 2 every look-up. */
 extern unsigned say_level;
 
+/* Where say() writes: stderr (2), or, at exit, the copy of the stderr the process had at
+ * load (say_keep_stderr), which a program may have closed by then (coreutils do). */
+extern int say_fd;
+
 void say(const char *first, ...) __attribute__((sentinel));
+
+/* For TSCSHIM_VERBOSE, at load: a copy of stderr (close-on-exec, numbered 64 or above) for
+ * a line at exit; say_at_exit() switches say() to it when stderr is no longer that file. */
+void say_keep_stderr(void);
+void say_at_exit(void);
 
 #endif

@@ -5,6 +5,7 @@
 #include "clock.h"
 #include "export.h"
 #include "gate.h"
+#include "line.h"
 #include "stats.h"
 
 #include "stats_line.h"
@@ -21,7 +22,8 @@
 #define STATUS_END_OF(field) (offsetof(struct tscshim_status, field) + sizeof((struct tscshim_status *)0)->field)
 #define STATUS_V1_END STATUS_END_OF(stats_write_failures)
 #define STATUS_V2_END STATUS_END_OF(passed_while_deciding)
-_Static_assert(TSCSHIM_STATUS_VERSION == 2 && STATUS_V2_END == sizeof(struct tscshim_status),
+#define STATUS_V3_END STATUS_END_OF(cost_fenced_plan)
+_Static_assert(TSCSHIM_STATUS_VERSION == 3 && STATUS_V3_END == sizeof(struct tscshim_status),
 	       "a field appended to struct tscshim_status starts a new version: give it its end "
 	       "here and in status_version_filled()");
 
@@ -55,7 +57,7 @@ void status_fill(struct tscshim_status *out)
 	clock_counters(&cc);
 	out->decided = 1;
 	out->active = cc.active;
-	if (g->active && !cc.active)
+	if (g->serving && !cc.active)
 		copy_reason(out, cc.stopped_uncovered
 					 ? "stopped serving: the process may now run on CPUs whose counters the verdict did not compare"
 					 : "the watchdog stopped serving: the counter and the kernel's clock disagreed");
@@ -80,6 +82,8 @@ void status_fill(struct tscshim_status *out)
 	out->cost_fenced_ps = g->cost.fenced;
 	out->cost_unfenced_ps = g->cost.unfenced;
 	out->cost_build = g->cost_build;
+	out->cost_fenced_plan = g->cost.fenced_plan;
+	out->read_plan = cc.active ? __atomic_load_n(&clock_config.read_plan, __ATOMIC_RELAXED) : 0;
 	out->reanchors = cc.reanchors;
 	out->stops = cc.stops;
 	out->largest_error_ns = cc.largest_error_ns;
@@ -108,6 +112,8 @@ SHIM_EXPORT int tscshim_status(struct tscshim_status *out)
  * version 1's fit. */
 static int status_version_filled(size_t size)
 {
+	if (size >= STATUS_V3_END)
+		return 3;
 	if (size >= STATUS_V2_END)
 		return 2;
 	return size >= STATUS_V1_END ? 1 : -1;

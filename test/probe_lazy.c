@@ -12,7 +12,8 @@
  *                                       claim, every signal that can be blocked must be;
  *                                       exit 3 if no claim was seen (nothing published)
  *   probe_lazy claim-mask-atfork BOUND_NS  the same where the decision measures (an
- *                                       unusable cache): the program's pthread_atfork
+ *                                       unusable cache; a status query decides, as a
+ *                                       read never measures): the program's pthread_atfork
  *                                       handlers, which the estimator's fork runs on the
  *                                       deciding thread, unblock SIGUSR1 and restore the
  *                                       mask through glibc (which unblocks SIGCANCEL)
@@ -28,6 +29,23 @@
  *                                       (with TSCSHIM_DECIDE_AFTER above 3 it must not
  *                                       decide: its stats line says); exit 3 if the hold
  *                                       was never reached
+ *   probe_lazy altstack SIZE BOUND_NS   the read the decision is due at comes in a signal
+ *                                       handler running on an alternate stack of SIZE
+ *                                       bytes; then 1000 reads (exit 0: it did not crash);
+ *                                       prints how many bytes of it were used (painted)
+ *   probe_lazy kill-decider BOUND_NS    a thread whose seccomp filter kills it at
+ *                                       sched_getaffinity (the decision's first step) makes
+ *                                       the due read and dies; the main thread then reads
+ *                                       100000 times and prints "decided=D reason=..."
+ *   probe_lazy fork-storm BOUND_NS      a thread makes the due read (and 1000 after it)
+ *                                       while the main thread forks 8 children, 300 us
+ *                                       apart from when it begins; each child reads 20000 times, within
+ *                                       BOUND_NS, and exits (its stats line is written)
+ *   probe_lazy vm-mid-decision vfork|clone BOUND_NS  (the hooks build) a thread's
+ *                                       decision is held at its first claim while a vfork
+ *                                       or clone(CLONE_VM) child, sharing the memory,
+ *                                       reads 1000 times: it must not decide (exit 3 if
+ *                                       the hold was never reached)
  * With PROBE_READS_FIRST=N in the environment, handler and threads make N checked reads
  * on the main thread first (below TSCSHIM_DECIDE_AFTER they pass through), so that the
  * read the decision is due at comes in the handler or from the two threads.
@@ -40,6 +58,17 @@
 #include "tscshim.h"
 
 #include <dlfcn.h>
+#include <errno.h>
+#if __has_include(<linux/audit.h>) /* not in musl-gcc's headers: kill-decider is glibc's */
+#define HAVE_SECCOMP_HEADERS 1
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#endif
+#include <sched.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/prctl.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <sys/wait.h>
@@ -212,15 +241,182 @@ static int fork_while_held(void *(*holder)(void *), int child_reads, const char 
 	return report(what) || WEXITSTATUS(status);
 }
 
+/* ---- a read due on a small alternate signal stack ---- */
+
+static int on_altstack(long size)
+{
+	stack_t ss = {.ss_size = (size_t)size, .ss_sp = malloc((size_t)size)};
+	if (!ss.ss_sp)
+		return 2;
+	memset(ss.ss_sp, 0xa5, (size_t)size); /* painted: what the handler used is what changed */
+	if (sigaltstack(&ss, NULL) != 0)
+		return 2;
+	struct sigaction sa = {.sa_handler = on_signal, .sa_flags = SA_ONSTACK};
+	sigaction(SIGUSR1, &sa, NULL);
+	reads_first();
+	raise(SIGUSR1);
+	if (!handled)
+		return 2;
+	long untouched = 0;
+	while (untouched < size && ((unsigned char *)ss.ss_sp)[untouched] == 0xa5)
+		untouched++;
+	printf("altstack: used=%ld of %ld\n", size - untouched, size);
+	for (int i = 0; i < 1000; i++)
+		checked_read();
+	return report("altstack");
+}
+
+/* ---- a decider killed mid-decision ---- */
+
+/* Kills the calling thread alone (no TSYNC) at its next sched_getaffinity. */
+static int kill_me_at_affinity(void)
+{
+#ifndef HAVE_SECCOMP_HEADERS
+	return -1;
+#else
+	struct sock_filter code[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_sched_getaffinity, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_THREAD),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = {.len = sizeof code / sizeof code[0], .filter = code};
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
+	    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0)
+		return -1;
+	return 0;
+#endif
+}
+
+static void *doomed_reader(void *arg)
+{
+	(void)arg;
+	if (kill_me_at_affinity() != 0)
+		return (void *)1;
+	checked_read(); /* due: the decision begins, and this thread dies at its first step */
+	return NULL;
+}
+
+static int kill_decider(void)
+{
+	pthread_t t;
+	void *result = NULL;
+	pthread_create(&t, NULL, doomed_reader, NULL);
+	pthread_join(t, &result);
+	if (result)
+		return 2;
+	for (int i = 0; i < 100000; i++)
+		checked_read();
+	typedef int status_fn(struct tscshim_status *, size_t);
+	status_fn *fn = (status_fn *)dlsym(RTLD_DEFAULT, "tscshim_status_v2");
+	struct tscshim_status st;
+	memset(&st, 0, sizeof st);
+	if (fn)
+		fn(&st, sizeof st);
+	printf("kill-decider: decided=%d reason=%s\n", st.decided, st.reason);
+	return report("kill-decider");
+}
+
+/* ---- forks while another thread decides ---- */
+
+static _Atomic int reading;
+
+static void *flagged_reader(void *arg)
+{
+	atomic_store(&reading, 1);
+	return first_reader(arg);
+}
+
+static int fork_storm(void)
+{
+	pthread_t t;
+	pthread_create(&t, NULL, flagged_reader, NULL);
+	while (!atomic_load(&reading))
+		;
+	pid_t children[8];
+	for (int i = 0; i < 8; i++) {
+		children[i] = fork();
+		if (children[i] == 0) {
+			for (int k = 0; k < 20000; k++)
+				checked_read();
+			exit(report("fork-storm child"));
+		}
+		usleep(300);
+	}
+	pthread_join(t, NULL);
+	int failed = 0;
+	for (int i = 0; i < 8; i++) {
+		int status = 0;
+		if (children[i] < 0 || waitpid(children[i], &status, 0) != children[i] || !WIFEXITED(status) ||
+		    WEXITSTATUS(status) != 0)
+			failed = 1;
+	}
+	return report("fork-storm parent") || failed;
+}
+
+/* ---- a child sharing the memory while a thread decides ---- */
+
+static int shared_vm_child(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 1000; i++)
+		checked_read();
+	_exit(0);
+}
+
+static int vm_mid_decision(const char *how)
+{
+	void (**slot)(int) = (void (**)(int))dlsym(RTLD_DEFAULT, "tscshim_test_hook");
+	if (!slot)
+		return 2;
+	sem_init(&at_claim, 0, 0);
+	sem_init(&forked, 0, 0);
+	*slot = hold_hook;
+	pthread_t t;
+	pthread_create(&t, NULL, first_reader, NULL);
+	if (sem_timedwait(&at_claim, deadline(10)) != 0)
+		return 3;
+	pid_t child;
+	static char stack[256 * 1024];
+	if (strcmp(how, "vfork") == 0) {
+		child = vfork();
+		if (child == 0)
+			shared_vm_child(NULL);
+	} else {
+		child = clone(shared_vm_child, stack + sizeof stack, CLONE_VM | SIGCHLD, NULL);
+	}
+	int status = 0;
+	if (child < 0 || waitpid(child, &status, 0) != child || !WIFEXITED(status))
+		return 2;
+	sem_post(&forked);
+	pthread_join(t, NULL);
+	return report("vm-mid-decision");
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 2 && strcmp(argv[1], "none") == 0) {
 		puts("none: no clock read");
 		return 0;
 	}
+	if (argc == 4 && strcmp(argv[1], "altstack") == 0) {
+		bound_ns = atoll(argv[3]);
+		return on_altstack(atol(argv[2]));
+	}
+	if (argc == 4 && strcmp(argv[1], "vm-mid-decision") == 0) {
+		bound_ns = atoll(argv[3]);
+		return vm_mid_decision(argv[2]);
+	}
 	if (argc != 3)
 		return 2;
 	bound_ns = atoll(argv[2]);
+	if (strcmp(argv[1], "kill-decider") == 0)
+		return kill_decider();
+	if (strcmp(argv[1], "fork-storm") == 0)
+		return fork_storm();
 	if (strcmp(argv[1], "handler") == 0) {
 		struct sigaction sa = {.sa_handler = on_signal};
 		sigaction(SIGUSR1, &sa, NULL);
@@ -232,15 +428,19 @@ int main(int argc, char **argv)
 			checked_read();
 		return report("handler");
 	}
+	bool status_first = false;
 	if (strcmp(argv[1], "claim-mask-atfork") == 0) {
 		pthread_atfork(before_fork, after_fork_in_parent, NULL);
 		argv[1] = "claim-mask";
+		status_first = true;
 	}
 	if (strcmp(argv[1], "claim-mask") == 0) {
 		void (**slot)(int) = (void (**)(int))dlsym(RTLD_DEFAULT, "tscshim_test_hook");
 		if (!slot)
 			return 2;
 		*slot = claim_hook; /* before the first read: the decision's own publication */
+		if (status_first) /* a read never measures: a status query may, and does here */
+			status_asker(NULL);
 		for (int i = 0; i < 1000; i++)
 			checked_read();
 		printf("claim-mask: claims=%d unblocked=%d\n", atomic_load(&claims), atomic_load(&claims_unblocked));

@@ -52,6 +52,7 @@ int main(void)
 	query(sized, "below_version_1", VERSION_1_SIZE - 1);
 	query(sized, "version_1", VERSION_1_SIZE);
 	query(sized, "version_1_and_part_of_2", VERSION_1_SIZE + sizeof(uint32_t));
+	query(sized, "version_2", offsetof(struct tscshim_status, read_plan));
 	query(sized, "this_header", sizeof(struct tscshim_status));
 	query(sized, "a_later_header", sizeof buffer);
 	query(first_name, "first_name_version_1", VERSION_1_SIZE);

@@ -1,14 +1,22 @@
 #!/usr/bin/env python3
-"""Static stack use of the shim's load and first-read paths, from gcc's call graph
-(-fcallgraph-info=su).
+"""Stack use of the shim's load and first-read paths: gcc's call graph for our own
+frames, and a run for everything, libc's frames included.
 
-Compiles calib/ and shim/ as the Makefile does into a temporary directory, reads the .ci
-call graphs, and finds the deepest chain from the constructor (shim_load, which decides on
-a cold start) and from each entry point (the first read of a served clock decides on a
-warm start, on whatever stack the caller has: a thread's, a signal's). Our own frames
-are exact; calls into libc count 0 and are listed, so the figure is what the shim adds on
-top of what libc itself needs. The forked estimator child (estimate_child.c: child) runs in
-another process and is reported on its own. Exit 1 if the host's path exceeds the limit.
+Static (-fcallgraph-info=su): compiles calib/ and shim/ as the Makefile does into a
+temporary directory, reads the .ci call graphs, and finds the deepest chain from the
+constructor (shim_load) and from each entry point, on the caller's stack. The decision
+itself runs on a stack of its own (shim/gate.c: decision_stack), reached through an asm
+call the graph does not follow, so the caller's chain ends at run_on_decision_stack; the
+decision's own chain is reported from decide_on_own_stack. Calls into libc count 0 here.
+
+Measured (libc's frames included), with build/libtscshim.so and build/test/probe_lazy
+(made here if missing):
+  - the caller's stack: the read the decision is due at is made in a signal handler on a
+    painted alternate stack of 64 KiB, with and without the shim; the bytes changed are
+    what the handler used. The shim may add at most 1 KiB to the program's own need.
+  - the decision's own stack: TSCSHIM_VERBOSE=2 says how much of it a decision used
+    (a warm one at a read, a cold one at load); at most half of it.
+Exit 1 if the caller's static chain exceeds the limit, or a measured bound is exceeded.
 
 usage: test/stack-usage.py [LIMIT_BYTES]   (default 4096)
 """
@@ -40,10 +48,6 @@ with tempfile.TemporaryDirectory() as tmp:
 def short(name):
     return name.split(":")[-1]
 
-def resolve(name):
-    """A bare external name -> the defined global node of that name, if we define it."""
-    return name if name in nodes else name if ":" in name else name
-
 memo = {}
 def deepest(name, stack=(), skip=()):
     if short(name) in skip:
@@ -58,23 +62,66 @@ def deepest(name, stack=(), skip=()):
     own = nodes[name][0]
     best, chain, external = 0, [], set()
     for callee in edges.get(name, ()):
-        d, c, e = deepest(resolve(callee), stack + (name,), skip)
+        d, c, e = deepest(callee, stack + (name,), skip)
         external |= e
         if d > best:
             best, chain = d, c
     memo[key] = (own + best, [f"{short(name)} {own}"] + chain, external)
     return memo[key]
 
+def node(name):
+    return next(n for n in nodes if short(n) == name)
+
+failed = False
 host = 0
 for root_name in ("shim_load", "clock_gettime", "gettimeofday", "timespec_get", "tscshim_status", "tscshim_status_sized"):
-    start = next(n for n in nodes if short(n) == root_name)
-    depth, chain, external = deepest(start, skip=("child",))
+    depth, chain, external = deepest(node(root_name), skip=("child",))
     host = max(host, depth)
-    print(f"{root_name} (host process): {depth} bytes, limit {limit}")
+    print(f"{root_name} (caller's stack, static): {depth} bytes, limit {limit}")
     print("  deepest chain: " + " -> ".join(chain))
+depth, chain, external = deepest(node("decide_on_own_stack"), skip=("child",))
+print(f"the decision (its own stack, static): {depth} bytes")
+print("  deepest chain: " + " -> ".join(chain))
 print("  libc and indirect calls (not counted): " + ", ".join(sorted(short(e) for e in external)))
-child_start = next(n for n in nodes if short(n) == "child")
-child_depth, child_chain, _ = deepest(child_start)
+child_depth, child_chain, _ = deepest(node("child"))
 print(f"estimator child (forked, from measure_in_child): {child_depth} bytes more")
 print("  deepest chain: " + " -> ".join(child_chain))
-sys.exit(0 if host <= limit else 1)
+failed = host > limit
+
+# ---- measured, libc's frames included ----
+shim = os.path.join(root, "build/libtscshim.so")
+lazy = os.path.join(root, "build/test/probe_lazy")
+subprocess.run(["make", "--no-print-directory", "-s", "build/libtscshim.so", "build/test/probe_lazy"],
+               cwd=root, check=True, stdout=subprocess.DEVNULL)
+with tempfile.TemporaryDirectory() as tmp:
+    base = dict(os.environ, TSCSHIM_SYSTEM_RECORD="off", TSCSHIM_SERVE="always",
+                TSCSHIM_CACHE=os.path.join(tmp, "cache"))
+    def run(env, *args):
+        return subprocess.run([lazy, *args], env=env, capture_output=True, text=True)
+    # A cold start at load writes the cache, and says how much of the decision's stack it used.
+    cold = run(dict(base, LD_PRELOAD=shim, TSCSHIM_VERBOSE="2"), "none")
+    def used(text, pattern):
+        m = re.search(pattern, text)
+        return int(m.group(1)) if m else None
+    size = 65536
+    def handler_use(extra):
+        r = run(dict(base, TSCSHIM_DECIDE_AFTER="21", PROBE_READS_FIRST="20", **extra), "altstack", str(size), "1063")
+        return r, used(r.stdout, r"altstack: used=(\d+)")
+    plain, plain_used = handler_use({})
+    shimmed, shim_used = handler_use({"LD_PRELOAD": shim, "TSCSHIM_VERBOSE": "2"})
+    cold_used = used(cold.stderr, r"decision stack: (\d+) of")
+    warm_used = used(shimmed.stderr, r"decision stack: (\d+) of")
+    if None in (plain_used, shim_used):
+        print("measured: the handler's use could not be read:", plain.stdout, shimmed.stdout, shimmed.stderr)
+        sys.exit(1)
+    added = shim_used - plain_used
+    print(f"measured, the caller's stack: the due read in a handler used {shim_used} bytes with the shim, "
+          f"{plain_used} without: {added} more (limit 1024)")
+    failed = failed or added > 1024
+    if cold_used is None or warm_used is None:
+        print("measured: TSCSHIM_VERBOSE=2 gave no decision stack figure (a sanitizer build decides on the caller's)")
+    else:
+        print(f"measured, the decision's own stack (of 65536): {warm_used} bytes at a read (from the cache), "
+              f"{cold_used} at load (measuring; the estimator's child is another process) (limit 32768)")
+        failed = failed or max(cold_used, warm_used) > 32768
+sys.exit(1 if failed else 0)

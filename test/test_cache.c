@@ -86,12 +86,8 @@ static struct cache_record sample(void)
 		.estimate_verdict = ESTIMATE_CONSISTENT,
 		.max_shift_ticks = 399,
 		.rate_millihz = 2096008000036ull,
-		.kernel_ps = 23400,
-		.syscall_ps = 412000,
-		.fenced_ps = 27600,
-		.unfenced_ps = 11800,
-		.cost_build = 18000000000000000001ull,
-		.fenced_plan = 5,
+		.costs = {{.kernel_ps = 23400, .syscall_ps = 412000, .fenced_ps = 27600, .unfenced_ps = 11800,
+			   .build = 18000000000000000001ull, .fenced_plan = 5}},
 	};
 	cpu_mask_add(&r.cpus, 0);
 	cpu_mask_add(&r.cpus, 1);
@@ -138,12 +134,14 @@ static void check_same(const struct cache_record *a, const struct cache_record *
 	CHECK_EQ_U64(a->rate_millihz, b->rate_millihz);
 	CHECK_EQ_U64(a->retry_at_ns, b->retry_at_ns);
 	CHECK_EQ_U64(a->retry_interval_ms, b->retry_interval_ms);
-	CHECK_EQ_U64(a->kernel_ps, b->kernel_ps);
-	CHECK_EQ_U64(a->syscall_ps, b->syscall_ps);
-	CHECK_EQ_U64(a->fenced_ps, b->fenced_ps);
-	CHECK_EQ_U64(a->unfenced_ps, b->unfenced_ps);
-	CHECK_EQ_U64(a->cost_build, b->cost_build);
-	CHECK_EQ_U64(a->fenced_plan, b->fenced_plan);
+	for (int i = 0; i < CACHE_COSTS_MAX; i++) {
+		CHECK_EQ_U64(a->costs[i].kernel_ps, b->costs[i].kernel_ps);
+		CHECK_EQ_U64(a->costs[i].syscall_ps, b->costs[i].syscall_ps);
+		CHECK_EQ_U64(a->costs[i].fenced_ps, b->costs[i].fenced_ps);
+		CHECK_EQ_U64(a->costs[i].unfenced_ps, b->costs[i].unfenced_ps);
+		CHECK_EQ_U64(a->costs[i].build, b->costs[i].build);
+		CHECK_EQ_U64(a->costs[i].fenced_plan, b->costs[i].fenced_plan);
+	}
 }
 
 /* Writes exactly these bytes, mode 0600. */
@@ -237,6 +235,42 @@ static void round_trip_extremes(void)
 	remove_dir();
 }
 
+/* Two builds' costs side by side: each keeps its own, a third evicts the older, and a
+ * record for the same CPU set replaced in the cache keeps the other build's costs. */
+static void costs_of_two_builds(void)
+{
+	struct cache_record r = sample();
+	struct cache_costs musl = {.kernel_ps = 30000, .syscall_ps = 400000, .fenced_ps = 29000, .unfenced_ps = 12000,
+				   .build = 7};
+	cache_costs_keep(&r, &musl);
+	CHECK(cache_costs_of(&r, 7) && cache_costs_of(&r, 7)->kernel_ps == 30000);
+	CHECK(cache_costs_of(&r, 18000000000000000001ull) != NULL);
+	CHECK(cache_costs_of(&r, 8) == NULL);
+	struct cache_costs again = musl;
+	again.kernel_ps = 31000;
+	cache_costs_keep(&r, &again); /* the same build: replaced, the other kept */
+	CHECK(cache_costs_of(&r, 7)->kernel_ps == 31000 && cache_costs_of(&r, 18000000000000000001ull));
+	struct cache_costs third = musl;
+	third.build = 9;
+	cache_costs_keep(&r, &third); /* a third: the oldest (the glibc one) goes */
+	CHECK(cache_costs_of(&r, 9) && cache_costs_of(&r, 7) && !cache_costs_of(&r, 18000000000000000001ull));
+	/* Round trip through the file. */
+	struct cache_file f = one(r), back;
+	char buf[CACHE_MAX_SIZE + 1], why[160];
+	int n = cache_format(&f, buf, sizeof buf, why, sizeof why);
+	CHECK(n > 0 && cache_parse(buf, (size_t)n, &back, why, sizeof why) == CACHE_OK);
+	CHECK(cache_costs_of(&back.record[0], 9) && cache_costs_of(&back.record[0], 7));
+	/* The same CPU set written again by the other build: both builds' costs stay. */
+	struct cache_file cache = one(sample());
+	struct cache_record other = sample();
+	memset(other.costs, 0, sizeof other.costs);
+	cache_costs_keep(&other, &musl);
+	cache_insert(&cache, &other);
+	CHECK_EQ_U64(cache.count, 1);
+	CHECK(cache_costs_of(&cache.record[0], 7) && cache_costs_of(&cache.record[0], 18000000000000000001ull));
+	CHECK_EQ_U64(cache.record[0].costs[0].build, 7); /* the newest first */
+}
+
 static void format_is_the_documented_text(void)
 {
 	struct cache_file f = one(sample());
@@ -257,7 +291,13 @@ static void format_is_the_documented_text(void)
 				  "fenced_ps=27600\n"
 				  "unfenced_ps=11800\n"
 				  "cost_build=18000000000000000001\n"
-				  "fenced_plan=5\n";
+				  "fenced_plan=5\n"
+				  "kernel_ps_2=0\n"
+				  "syscall_ps_2=0\n"
+				  "fenced_ps_2=0\n"
+				  "unfenced_ps_2=0\n"
+				  "cost_build_2=0\n"
+				  "fenced_plan_2=0\n";
 	size_t body = strlen(expect_body);
 	CHECK(n > 0 && (size_t)n == strlen(buf));
 	CHECK(strncmp(buf, expect_body, body) == 0);
@@ -415,7 +455,7 @@ static void corrupt_fields(void)
 		/* Only the writer's form: every field, once, in the table's order. */
 		{"cpus=", "cpus=3\n", "cpus=3\n", "expected the field estimate_verdict"},
 		{"boot_id=", NULL, NULL, "expected the field boot_id"},
-		{"fenced_plan=", NULL, NULL, "a record is cut short"},
+		{"fenced_plan_2=", NULL, NULL, "a record is cut short"},
 		{"fenced_plan=", "fenced_plan=8\n", NULL, "fenced_plan"},
 		{"cpus=", "cpu_signature=1\n", NULL, "expected the field cpus"},
 		{"cpus=", "=3\n", NULL, "expected the field cpus"},
@@ -892,6 +932,7 @@ int main(void)
 	RUN(round_trip);
 	RUN(round_trip_extremes);
 	RUN(format_is_the_documented_text);
+	RUN(costs_of_two_builds);
 	RUN(missing_file);
 	RUN(corrupt_empty_and_garbage);
 	RUN(corrupt_every_truncation);

@@ -1,0 +1,52 @@
+/* The read a decision is due at, timed from the outside: probe_due N reads CLOCK_MONOTONIC
+ * N times (default 2000), times each call with the counter (rdtscp on both sides), and
+ * prints one line:
+ *   due: read=K us=X plain_us=Y extra_us=Z
+ * where K is the read TSCSHIM_DECIDE_AFTER names (default 1000), X that read's time, Y
+ * the median of the other reads and Z = X - Y. The counter's rate comes from the kernel's
+ * clock (the system call, which no preload reaches) around the whole run. Exit 2 when K
+ * is beyond N. Only measures: the assertions are the caller's. */
+#define _GNU_SOURCE
+#include "kernel_ns.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <x86intrin.h>
+
+enum { MAX_READS = 100000 };
+static uint64_t took[MAX_READS];
+
+static int by_value(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+int main(int argc, char **argv)
+{
+	long n = argc > 1 ? atol(argv[1]) : 2000;
+	const char *after = getenv("TSCSHIM_DECIDE_AFTER");
+	long due = after ? atol(after) : 1000;
+	if (n < 2 || n > MAX_READS || due < 1 || due > n)
+		return 2;
+	unsigned aux;
+	int64_t k0 = kernel_ns(CLOCK_MONOTONIC);
+	uint64_t t0 = __rdtscp(&aux);
+	struct timespec ts;
+	for (long i = 0; i < n; i++) {
+		uint64_t a = __rdtscp(&aux);
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		took[i] = __rdtscp(&aux) - a;
+	}
+	uint64_t t1 = __rdtscp(&aux);
+	int64_t k1 = kernel_ns(CLOCK_MONOTONIC);
+	double us_per_tick = (double)(k1 - k0) / 1e3 / (double)(t1 - t0);
+	uint64_t at_due = took[due - 1];
+	took[due - 1] = took[n - 1];
+	qsort(took, (size_t)n - 1, sizeof took[0], by_value);
+	double plain = (double)took[(n - 1) / 2] * us_per_tick, x = (double)at_due * us_per_tick;
+	printf("due: read=%ld us=%.2f plain_us=%.3f extra_us=%.2f\n", due, x, plain, x - plain);
+	return 0;
+}

@@ -12,7 +12,7 @@ const struct option_spec option_table[OPTION_COUNT] = {
 	[OPT_DISABLE] = {"TSCSHIM_DISABLE", OPTION_BOOL, "0", 0, 1, NULL,
 		"1: pass every call to the real clock and skip the estimator entirely."},
 	[OPT_VERBOSE] = {"TSCSHIM_VERBOSE", OPTION_UINT, "0", 0, 2, NULL,
-		"0: silent but for invalid settings and failed stats writes; 1: one line on stderr when the shim decides (at the read `TSCSHIM_DECIDE_AFTER` names, or at load on a cold start) with the decision, its figures and how long it took; 2: also the records' handling."},
+		"0: silent but for invalid settings and failed stats writes; 1: one line on stderr when the shim decides (at the read `TSCSHIM_DECIDE_AFTER` names, or at load on a cold start) with the decision, its figures (the fenced read plan among them) and how long it took, or at exit where it never decided; 2: also the records' handling and every fenced read plan's measured cost."},
 	[OPT_MAX_SKEW_NS] = {"TSCSHIM_MAX_SKEW_NS", OPTION_UINT, "1000", 1, U64(1000000000), NULL,
 		"Largest maximum-shift bound between the CPUs' counters, in ns, for which the counter may serve time."},
 	[OPT_PROBES] = {"TSCSHIM_PROBES", OPTION_UINT, "1000", 10, U64(1000000), NULL,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# The read a decision is due at never stalls, crashes, sticks or doubles (issue 31): it
+# The read a decision is due at never stalls, crashes, sticks or doubles: it
 # measures nothing (the estimator and the cost measurement run only at load, or at a
 # status query), it runs on a stack of its own, one address space runs one decision at a
 # time, and no state makes a read pay a system call. Each test here failed against the
@@ -114,7 +114,7 @@ most_calls() {
 }
 
 # The read that decides runs neither the estimator (a clone) nor the cost measurement, in
-# each case of issue 31's table where it did. STRACE_OUT gets the trace.
+# each case of the table in doc/STARTUP.md where it did. STRACE_OUT gets the trace.
 no_measurement_at_read() { # ENV... -- PROGRAM ARGS
 	run --separate-stderr strace -f -qq -e trace=clone,clone3,sched_setaffinity,fork,vfork \
 		-o "$BATS_TEST_TMPDIR/trace" "$@"

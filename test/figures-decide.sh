@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The read that decides, in each case of issue 31's table, for one or more builds of
+# The read that decides, in each case of doc/STARTUP.md's table, for one or more builds of
 # the shim given side by side (before and after a change), in one run, interleaved:
 #   test/figures-decide.sh [N] GLIBC_SHIM[:MUSL_SHIM] ...
 # Each case starts N processes (default 30) of probe_due (2000 CLOCK_MONOTONIC reads,

@@ -212,7 +212,9 @@ static int report(const char *what)
 /* A thread runs `holder` (whose decision is held at its first claim); meanwhile the main
  * thread forks a child that makes child_reads checked reads, then both report as
  * "<name> child" and "<name> parent". Exit 3 if the hold was never reached. */
-static int fork_while_held(void *(*holder)(void *), int child_reads, const char *name)
+/* The test hook set to hold the claim, and a thread started on holder that reaches it:
+ * 0 once it holds it, 2 without the test build, 3 if it never got there. */
+static int start_holding(void *(*holder)(void *), pthread_t *t)
 {
 	void (**slot)(int) = (void (**)(int))dlsym(RTLD_DEFAULT, "tscshim_test_hook");
 	if (!slot)
@@ -220,10 +222,16 @@ static int fork_while_held(void *(*holder)(void *), int child_reads, const char 
 	sem_init(&at_claim, 0, 0);
 	sem_init(&forked, 0, 0);
 	*slot = hold_hook;
+	pthread_create(t, NULL, holder, NULL);
+	return sem_timedwait(&at_claim, deadline(10)) == 0 ? 0 : 3;
+}
+
+static int fork_while_held(void *(*holder)(void *), int child_reads, const char *name)
+{
 	pthread_t t;
-	pthread_create(&t, NULL, holder, NULL);
-	if (sem_timedwait(&at_claim, deadline(10)) != 0)
-		return 3;
+	int held = start_holding(holder, &t);
+	if (held != 0)
+		return held;
 	char what[64];
 	pid_t child = fork();
 	if (child == 0) {
@@ -369,16 +377,10 @@ static int shared_vm_child(void *arg)
 
 static int vm_mid_decision(const char *how)
 {
-	void (**slot)(int) = (void (**)(int))dlsym(RTLD_DEFAULT, "tscshim_test_hook");
-	if (!slot)
-		return 2;
-	sem_init(&at_claim, 0, 0);
-	sem_init(&forked, 0, 0);
-	*slot = hold_hook;
 	pthread_t t;
-	pthread_create(&t, NULL, first_reader, NULL);
-	if (sem_timedwait(&at_claim, deadline(10)) != 0)
-		return 3;
+	int held = start_holding(first_reader, &t);
+	if (held != 0)
+		return held;
 	pid_t child;
 	static char stack[256 * 1024];
 	if (strcmp(how, "vfork") == 0) {

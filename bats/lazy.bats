@@ -174,11 +174,13 @@ monotonic_counts() {
 		deciding=$(sed -n 's/.* passed_while_deciding=\([0-9]*\).*/\1/p' <<<"$output" | tail -1)
 		# All but the 10 first reads and those passed while the other thread decided (a
 		# read that found the path closed and was preempted past the decision's end counts
-		# as plain pass-through: at most one per thread).
+		# as plain pass-through: at most one per thread), and the other thread's reads it
+		# had counted but not yet added to the shared count when the decision came (fewer
+		# than a batch of 64: they passed through as reads before the due one).
 		local accounted=$((${pair%/*} + deciding + 10))
 		[ "${pair#*/}" -eq 200010 ]
 		[ "$accounted" -le 200010 ]
-		[ "$accounted" -ge 200008 ]
+		[ "$accounted" -ge $((200008 - 63)) ]
 		[ "${pair%/*}" -ge 100000 ]
 	done
 }

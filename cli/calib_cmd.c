@@ -131,135 +131,157 @@ static void calib_usage(FILE *out)
 		"(an inconclusive estimate), 2 error.\n");
 }
 
-int command_calib(int argc, char **argv)
-{
+/* What the command line asks for, over the variables' values. */
+struct calib_request {
 	struct option_values values;
-	if (cli_load_environment("calib", &values) != 0)
-		return EXIT_USAGE;
-	if (!values.from_environment[OPT_CALIBRATE_US])
-		values.num[OPT_CALIBRATE_US] = COMMAND_CALIBRATE_US;
+	bool json, save, budget_given;
+};
 
-	bool json = false, save = false, budget_given = false;
+/* The options into *req. Returns -1 to go on, else the exit status (0 after --help). */
+static int parse_calib_options(int argc, char **argv, struct calib_request *req)
+{
+	static const struct {
+		const char *name;
+		enum option_id id;
+	} valued[] = {
+		{"--probes", OPT_PROBES},
+		{"--budget-us", OPT_ESTIMATE_BUDGET_US},
+		{"--max-skew-ns", OPT_MAX_SKEW_NS},
+		{"--calibrate-us", OPT_CALIBRATE_US},
+	};
 	for (int i = 1; i < argc; i++) {
-		static const struct {
-			const char *name;
-			enum option_id id;
-		} valued[] = {
-			{"--probes", OPT_PROBES},
-			{"--budget-us", OPT_ESTIMATE_BUDGET_US},
-			{"--max-skew-ns", OPT_MAX_SKEW_NS},
-			{"--calibrate-us", OPT_CALIBRATE_US},
-		};
 		int matched = 0;
 		if (strncmp(argv[i], "--budget-us", 11) == 0)
-			budget_given = true;
+			req->budget_given = true;
 		for (size_t k = 0; k < sizeof valued / sizeof valued[0] && !matched; k++) {
-			matched = cli_option_value("calib", argc, argv, &i, valued[k].name,
-						   valued[k].id, &values);
+			matched = cli_option_value("calib", argc, argv, &i, valued[k].name, valued[k].id, &req->values);
 			if (matched < 0)
 				return EXIT_USAGE;
 		}
 		if (matched)
 			continue;
 		if (strcmp(argv[i], "--json") == 0) {
-			json = true;
+			req->json = true;
 		} else if (strcmp(argv[i], "--save") == 0) {
-			save = true;
+			req->save = true;
 		} else if (strcmp(argv[i], "--require-tsc-clocksource") == 0) {
-			values.num[OPT_REQUIRE_TSC_CLOCKSOURCE] = 1;
+			req->values.num[OPT_REQUIRE_TSC_CLOCKSOURCE] = 1;
 		} else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
 			calib_usage(stdout);
 			return 0;
 		} else {
-			fprintf(stderr, "tscshim calib: unknown option '%s' (try tscshim calib --help)\n",
-				argv[i]);
+			fprintf(stderr, "tscshim calib: unknown option '%s' (try tscshim calib --help)\n", argv[i]);
 			return EXIT_USAGE;
 		}
 	}
+	return -1;
+}
 
-	struct cpu_mask online;
-	if (save) {
-		if (values.text[OPT_SYSTEM_RECORD][0] != '/') {
-			fprintf(stderr, "tscshim calib: --save needs TSCSHIM_SYSTEM_RECORD to be a path, not '%s'\n",
-				values.text[OPT_SYSTEM_RECORD]);
-			return EXIT_USAGE;
-		}
-		if (cpu_mask_online(&online) < 1) {
-			fprintf(stderr, "tscshim calib: cannot read the online CPUs\n");
-			return EXIT_USAGE;
-		}
-		if (!values.from_environment[OPT_ESTIMATE_BUDGET_US] && !budget_given)
-			values.num[OPT_ESTIMATE_BUDGET_US] = SAVE_BUDGET_US;
+/* --save's preconditions, and its longer budget: 0, or -1 after one line. */
+static int prepare_save(struct calib_request *req, struct cpu_mask *online)
+{
+	if (req->values.text[OPT_SYSTEM_RECORD][0] != '/') {
+		fprintf(stderr, "tscshim calib: --save needs TSCSHIM_SYSTEM_RECORD to be a path, not '%s'\n",
+			req->values.text[OPT_SYSTEM_RECORD]);
+		return -1;
 	}
+	if (cpu_mask_online(online) < 1) {
+		fprintf(stderr, "tscshim calib: cannot read the online CPUs\n");
+		return -1;
+	}
+	if (!req->values.from_environment[OPT_ESTIMATE_BUDGET_US] && !req->budget_given)
+		req->values.num[OPT_ESTIMATE_BUDGET_US] = SAVE_BUDGET_US;
+	return 0;
+}
+
+/* The CPU, the estimate (over `cpus`, NULL: those this process may run on), the rate and
+ * the floor's costs into *report: 0, or -1 after one line (the estimator could not run). */
+static int measure(const struct option_values *v, const struct cpu_mask *cpus, struct calib_report *report)
+{
+	counter_identify(&report->identity);
+	read_current_clocksource(report->clocksource, sizeof report->clocksource);
+	read_available_clocksources(report->available_clocksources, sizeof report->available_clocksources);
+	report->max_skew_ns = v->num[OPT_MAX_SKEW_NS];
+	if (!report->identity.present)
+		return 0;
+	char err[256];
+	struct estimate_config config = {
+		.probes_per_cpu = (uint32_t)v->num[OPT_PROBES],
+		.budget_ns = v->num[OPT_ESTIMATE_BUDGET_US] * 1000,
+		.limits = {.min_ranges = (uint32_t)v->num[OPT_ESTIMATE_MIN_LOOPS],
+			   .min_loops = (uint32_t)v->num[OPT_ESTIMATE_MIN_LOOPS]},
+		.cpus = cpus,
+	};
+	if (estimate_run(&config, &report->estimate, err, sizeof err) != 0) {
+		fprintf(stderr, "tscshim calib: %s\n", err);
+		return -1;
+	}
+	report->estimated = true;
+	if (calibrate_rate(v->num[OPT_CALIBRATE_US] * 1000, &report->rate, err, sizeof err) != 0) {
+		fprintf(stderr, "tscshim calib: %s\n", err);
+		return 0;
+	}
+	report->calibrated = true;
+	conversion_from_rate(&report->conversion, report->rate.rate_millihz);
+	calib_measure_cost(report->rate.rate_millihz, &report->floor);
+	report->cost = report->floor; /* until the shim's own are measured */
+	report->costed = true;
+	return 0;
+}
+
+static void decide_verdict(const struct option_values *v, struct calib_report *report)
+{
+	struct verdict_inputs in = {
+		.counter_present = report->identity.present,
+		.counter_invariant = report->identity.invariant,
+		.analysis = report->estimated ? &report->estimate.analysis : NULL,
+		.rate_millihz = report->calibrated ? report->rate.rate_millihz : 0,
+		.max_skew_ns = v->num[OPT_MAX_SKEW_NS],
+		.require_tsc_clocksource = v->num[OPT_REQUIRE_TSC_CLOCKSOURCE] != 0,
+		.clocksource = report->clocksource,
+		.min_interleavings = (uint32_t)v->num[OPT_ESTIMATE_MIN_LOOPS],
+	};
+	verdict_decide(&in, &report->verdict);
+}
+
+int command_calib(int argc, char **argv)
+{
+	struct calib_request req = {0};
+	if (cli_load_environment("calib", &req.values) != 0)
+		return EXIT_USAGE;
+	if (!req.values.from_environment[OPT_CALIBRATE_US])
+		req.values.num[OPT_CALIBRATE_US] = COMMAND_CALIBRATE_US;
+	int parsed = parse_calib_options(argc, argv, &req);
+	if (parsed >= 0)
+		return parsed;
+	struct cpu_mask online;
+	if (req.save && prepare_save(&req, &online) != 0)
+		return EXIT_USAGE;
 
 	/* The command is not preloaded: the vDSO is the kernel's clock, and much cheaper
 	 * to bracket than the system call. */
 	refclock_gettime = clock_gettime;
-
 	struct calib_report report;
 	memset(&report, 0, sizeof report);
-	counter_identify(&report.identity);
-	read_current_clocksource(report.clocksource, sizeof report.clocksource);
-	read_available_clocksources(report.available_clocksources,
-				    sizeof report.available_clocksources);
-	report.max_skew_ns = values.num[OPT_MAX_SKEW_NS];
-
-	char err[256];
-	if (report.identity.present) {
-		struct estimate_config config = {
-			.probes_per_cpu = (uint32_t)values.num[OPT_PROBES],
-			.budget_ns = values.num[OPT_ESTIMATE_BUDGET_US] * 1000,
-			.limits = {.min_ranges = (uint32_t)values.num[OPT_ESTIMATE_MIN_LOOPS],
-				   .min_loops = (uint32_t)values.num[OPT_ESTIMATE_MIN_LOOPS]},
-			.cpus = save ? &online : NULL,
-		};
-		if (estimate_run(&config, &report.estimate, err, sizeof err) != 0) {
-			fprintf(stderr, "tscshim calib: %s\n", err);
-			return EXIT_USAGE;
-		}
-		report.estimated = true;
-		if (calibrate_rate(values.num[OPT_CALIBRATE_US] * 1000, &report.rate, err,
-				   sizeof err) == 0) {
-			report.calibrated = true;
-			conversion_from_rate(&report.conversion, report.rate.rate_millihz);
-		} else {
-			fprintf(stderr, "tscshim calib: %s\n", err);
-		}
-	}
-
-	if (report.calibrated) {
-		calib_measure_cost(report.rate.rate_millihz, &report.floor);
-		report.cost = report.floor; /* until the shim's own are measured */
-		report.costed = true;
-	}
-
-	struct verdict_inputs in = {
-		.counter_present = report.identity.present,
-		.counter_invariant = report.identity.invariant,
-		.analysis = report.estimated ? &report.estimate.analysis : NULL,
-		.rate_millihz = report.calibrated ? report.rate.rate_millihz : 0,
-		.max_skew_ns = values.num[OPT_MAX_SKEW_NS],
-		.require_tsc_clocksource = values.num[OPT_REQUIRE_TSC_CLOCKSOURCE] != 0,
-		.clocksource = report.clocksource,
-		.min_interleavings = (uint32_t)values.num[OPT_ESTIMATE_MIN_LOOPS],
-	};
-	verdict_decide(&in, &report.verdict);
+	if (measure(&req.values, req.save ? &online : NULL, &report) != 0)
+		return EXIT_USAGE;
+	decide_verdict(&req.values, &report);
 
 	int status = report.verdict.reliable ? EXIT_RELIABLE : EXIT_NOT_RELIABLE;
 	struct cache_record saved = {0};
-	if (save)
-		status = report.estimated && save_record(values.text[OPT_SYSTEM_RECORD], &report, &saved) == 0
+	if (req.save)
+		status = report.estimated && save_record(req.values.text[OPT_SYSTEM_RECORD], &report, &saved) == 0
 				 ? 0 : EXIT_NOT_RELIABLE;
 	if (report.costed)
-		shim_costs_into(&report, save ? &saved : NULL);
-	benefit_recommendation(&report.cost, (unsigned)values.num[OPT_MIN_GAIN_PCT], report.recommendation,
+		shim_costs_into(&report, req.save ? &saved : NULL);
+	benefit_recommendation(&report.cost, (unsigned)req.values.num[OPT_MIN_GAIN_PCT], report.recommendation,
 			       sizeof report.recommendation);
-	if (json)
+	if (req.json)
 		report_print_json(stdout, &report);
 	else
 		report_print_text(stdout, &report);
-	if (save && status == 0 && !json)
-		record_costs_describe(&saved, &values, stdout);
+	if (req.save && status == 0 && !req.json)
+		record_costs_describe(&saved, &req.values, stdout);
 	estimate_report_free(&report.estimate);
 	return status;
 }

@@ -350,15 +350,18 @@ static int count_option(int argc, char **argv, int *i, const char *name, long mi
 	return 1;
 }
 
-int command_bench(int argc, char **argv)
+/* What the command line asks for. */
+struct bench_request {
+	struct bench_work w;
+	bool json, csv, work_options, startup;
+	const char *plot_file, *terminal, *library_option, *floor_option;
+	double drift;
+	long rounds;
+};
+
+/* The options into *req. Returns -1 to go on, else the exit status (0 after --help). */
+static int parse_bench_options(int argc, char **argv, struct bench_request *req)
 {
-	struct bench_work w = {.calls = DEFAULT_CALLS, .threads = 1};
-	bool json = false, csv = false, work_options = false;
-	const char *plot_file = NULL, *terminal = NULL, *library_option = NULL;
-	double drift = 0;
-	bool startup = false;
-	const char *floor_option = NULL;
-	long rounds = 200;
 	for (int i = 1; i < argc; i++) {
 		const char *value;
 		int m;
@@ -366,41 +369,41 @@ int command_bench(int argc, char **argv)
 		if ((m = count_option(argc, argv, &i, "--calls", 64, 1000000000, &n)) != 0) {
 			if (m < 0)
 				return EXIT_USAGE;
-			w.calls = n;
-			work_options = true;
+			req->w.calls = n;
+			req->work_options = true;
 		} else if ((m = count_option(argc, argv, &i, "--threads", 1, 256, &n)) != 0) {
 			if (m < 0)
 				return EXIT_USAGE;
-			w.threads = (int)n;
-			work_options = true;
+			req->w.threads = (int)n;
+			req->work_options = true;
 		} else if ((m = cli_option_text("bench", argc, argv, &i, "--drift", &value)) != 0) {
 			if (m < 0)
 				return EXIT_USAGE;
-			if (cli_parse_double(value, 0.1, 86400, &drift) != 0) {
+			if (cli_parse_double(value, 0.1, 86400, &req->drift) != 0) {
 				fprintf(stderr, "tscshim bench: --drift '%s': need seconds in 0.1..86400\n", value);
 				return EXIT_USAGE;
 			}
 		} else if ((m = cli_option_text("bench", argc, argv, &i, "--plot", &value)) != 0) {
-			if (m < 0 || !(terminal = plot_terminal("bench", value)))
+			if (m < 0 || !(req->terminal = plot_terminal("bench", value)))
 				return EXIT_USAGE;
-			plot_file = value;
+			req->plot_file = value;
 		} else if ((m = cli_option_text("bench", argc, argv, &i, "--library", &value)) != 0) {
 			if (m < 0)
 				return EXIT_USAGE;
-			library_option = value;
+			req->library_option = value;
 		} else if ((m = cli_option_text("bench", argc, argv, &i, "--floor", &value)) != 0) {
 			if (m < 0)
 				return EXIT_USAGE;
-			floor_option = value;
-		} else if ((m = count_option(argc, argv, &i, "--rounds", 3, 2000, &rounds)) != 0) {
+			req->floor_option = value;
+		} else if ((m = count_option(argc, argv, &i, "--rounds", 3, 2000, &req->rounds)) != 0) {
 			if (m < 0)
 				return EXIT_USAGE;
 		} else if (strcmp(argv[i], "--startup") == 0) {
-			startup = true;
+			req->startup = true;
 		} else if (strcmp(argv[i], "--json") == 0) {
-			json = true;
+			req->json = true;
 		} else if (strcmp(argv[i], "--csv") == 0) {
-			csv = true;
+			req->csv = true;
 		} else if (strcmp(argv[i], "--help") == 0) {
 			bench_usage(stdout);
 			return 0;
@@ -409,65 +412,86 @@ int command_bench(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
-	/* The shims it runs read this environment: under a bad variable every shim row would
-	 * measure pass-through. One line and exit 2, as calib and ab say it. */
-	struct option_values environment;
-	if (cli_load_environment("bench", &environment) != 0)
-		return EXIT_USAGE;
-	if (json && csv) {
-		fprintf(stderr, "tscshim bench: --json and --csv exclude each other\n");
-		return EXIT_USAGE;
-	}
-	if (drift > 0 && (csv || work_options)) {
-		fprintf(stderr, "tscshim bench: --drift takes only --json, --plot and --library\n");
-		return EXIT_USAGE;
-	}
-	if (bench_find_library(library_option) != 0)
-		return EXIT_USAGE;
-	if (startup) {
-		if (json || csv || drift > 0 || work_options || plot_file) {
-			fprintf(stderr, "tscshim bench: --startup takes only --rounds, --floor and --library\n");
-			return EXIT_USAGE;
-		}
-		return bench_startup_with(floor_option, (int)rounds);
-	}
-	if (drift > 0)
-		return bench_drift(drift, json, plot_file) == 0 ? 0 : 1;
+	return -1;
+}
 
-	struct results r = {.threads = w.threads, .min_gain_pct = (unsigned)environment.num[OPT_MIN_GAIN_PCT]};
-	r.cells = calloc((size_t)BENCH_VARIANTS * BENCH_CLOCKS * (size_t)(w.threads + 1), sizeof *r.cells);
-	if (!r.cells) {
-		fprintf(stderr, "tscshim bench: out of memory\n");
-		return 1;
-	}
-	/* In the order of the table; the shim's children in between keep neighbours apart. */
+/* Options that exclude each other: 0, or -1 after one line. */
+static int check_bench_options(const struct bench_request *req)
+{
+	const char *bad = req->json && req->csv ? "--json and --csv exclude each other"
+			  : req->drift > 0 && (req->csv || req->work_options) ? "--drift takes only --json, --plot and --library"
+			  : req->startup && (req->json || req->csv || req->drift > 0 || req->work_options || req->plot_file)
+				  ? "--startup takes only --rounds, --floor and --library"
+				  : NULL;
+	if (bad)
+		fprintf(stderr, "tscshim bench: %s\n", bad);
+	return bad ? -1 : 0;
+}
+
+/* Every variant, in the order of the table; the shim's children in between keep
+ * neighbours apart. 0, or -1 after one line. */
+static int run_every_variant(const struct bench_work *w, struct results *r)
+{
 	static const int order[] = {V_REAL, V_SYSCALL, V_SHIM_FENCED, V_SHIM_UNFENCED, V_FLOOR_FENCED,
 				    V_SHIM_PASSING, V_FLOOR_UNFENCED};
 	_Static_assert(sizeof order / sizeof order[0] == BENCH_VARIANTS, "every variant runs");
 	for (size_t k = 0; k < sizeof order / sizeof order[0]; k++) {
 		int v = order[k];
 		bool child = v == V_SHIM_FENCED || v == V_SHIM_UNFENCED || v == V_SHIM_PASSING;
-		int rc = child ? run_child(v, &w, &r) : bench_run_variant(v, &w, store_cell, &r);
-		if (rc != 0) {
-			free(r.cells);
-			return 1;
-		}
+		if ((child ? run_child(v, w, r) : bench_run_variant(v, w, store_cell, r)) != 0)
+			return -1;
 	}
-	if (json)
-		print_json(&r, &w);
-	else if (csv)
+	return 0;
+}
+
+/* Where a shim child did not do what its rows are named for, said loudly. */
+static void warn_about_children(const struct results *r)
+{
+	for (int f = CHILD_UNFENCED; f <= CHILD_FENCED; f++)
+		if (!r->shim[f].active)
+			fprintf(stderr, "tscshim bench: WARNING: the shim (%s) was not active, its rows measure pass-through: %s\n",
+				f ? "fenced" : "unfenced", r->shim[f].reason);
+	if (r->shim[CHILD_PASSING].active)
+		fprintf(stderr, "tscshim bench: WARNING: the passing shim served, its rows measure the counter: %s\n",
+			r->shim[CHILD_PASSING].reason);
+}
+
+int command_bench(int argc, char **argv)
+{
+	struct bench_request req = {.w = {.calls = DEFAULT_CALLS, .threads = 1}, .rounds = 200};
+	int parsed = parse_bench_options(argc, argv, &req);
+	if (parsed >= 0)
+		return parsed;
+	/* The shims it runs read this environment: under a bad variable every shim row would
+	 * measure pass-through. One line and exit 2, as calib and ab say it. */
+	struct option_values environment;
+	if (cli_load_environment("bench", &environment) != 0 || check_bench_options(&req) != 0 ||
+	    bench_find_library(req.library_option) != 0)
+		return EXIT_USAGE;
+	if (req.startup)
+		return bench_startup_with(req.floor_option, (int)req.rounds);
+	if (req.drift > 0)
+		return bench_drift(req.drift, req.json, req.plot_file) == 0 ? 0 : 1;
+
+	struct results r = {.threads = req.w.threads, .min_gain_pct = (unsigned)environment.num[OPT_MIN_GAIN_PCT]};
+	r.cells = calloc((size_t)BENCH_VARIANTS * BENCH_CLOCKS * (size_t)(req.w.threads + 1), sizeof *r.cells);
+	if (!r.cells) {
+		fprintf(stderr, "tscshim bench: out of memory\n");
+		return 1;
+	}
+	if (run_every_variant(&req.w, &r) != 0) {
+		free(r.cells);
+		return 1;
+	}
+	if (req.json)
+		print_json(&r, &req.w);
+	else if (req.csv)
 		print_csv(&r);
 	else
-		print_table(&r, &w);
-	for (int f = CHILD_UNFENCED; f <= CHILD_FENCED; f++)
-		if (!r.shim[f].active)
-			fprintf(stderr, "tscshim bench: WARNING: the shim (%s) was not active, its rows measure pass-through: %s\n",
-				f ? "fenced" : "unfenced", r.shim[f].reason);
-	if (r.shim[CHILD_PASSING].active)
-		fprintf(stderr, "tscshim bench: WARNING: the passing shim served, its rows measure the counter: %s\n",
-			r.shim[CHILD_PASSING].reason);
-	if (plot_file && plot_available("bench"))
-		plot(&r, plot_file, terminal);
+		print_table(&r, &req.w);
+	warn_about_children(&r);
+	if (req.plot_file && plot_available("bench"))
+		plot(&r, req.plot_file, req.terminal);
 	free(r.cells);
 	return 0;
 }

@@ -112,6 +112,25 @@ static void json_u64_or_null(FILE *out, uint64_t v)
 		fprintf(out, "%llu", (unsigned long long)v);
 }
 
+/* The cost object: the figures the recommendation was made from, their source, the floor. */
+static void print_cost_json(FILE *out, const struct calib_report *r)
+{
+	if (!r->costed) {
+		fprintf(out, "  \"cost\": null,\n");
+		return;
+	}
+	const struct cost *c = &r->cost;
+	fprintf(out, "  \"cost\": {\"kernel_ns\": %.1f, \"kernel_path\": \"%s\", \"syscall_ns\": %.1f, "
+		     "\"fenced_ns\": %.1f, \"unfenced_ns\": %.1f, \"source\": \"%s\", "
+		     "\"floor\": {\"fenced_ns\": %.1f, \"unfenced_ns\": %.1f}, \"note\": ",
+		c->kernel_ns, kernel_path_name(benefit_kernel_path(c)), c->syscall_ns, c->fenced_ns, c->unfenced_ns,
+		r->cost_is_shims ? "shim" : "floor", r->floor.fenced_ns, r->floor.unfenced_ns);
+	json_write_string(out, r->cost_note);
+	fprintf(out, ", \"recommendation\": ");
+	json_write_string(out, r->recommendation);
+	fprintf(out, "},\n");
+}
+
 void report_print_json(FILE *out, const struct calib_report *r)
 {
 	const struct counter_identity *id = &r->identity;
@@ -177,21 +196,7 @@ void report_print_json(FILE *out, const struct calib_report *r)
 	} else {
 		fprintf(out, "  \"estimator\": null,\n");
 	}
-	if (r->costed) {
-		const struct cost *c = &r->cost;
-		fprintf(out, "  \"cost\": {\"kernel_ns\": %.1f, \"kernel_path\": \"%s\", \"syscall_ns\": %.1f, "
-			     "\"fenced_ns\": %.1f, \"unfenced_ns\": %.1f, \"source\": \"%s\", "
-			     "\"floor\": {\"fenced_ns\": %.1f, \"unfenced_ns\": %.1f}, \"note\": ",
-			c->kernel_ns, kernel_path_name(benefit_kernel_path(c)), c->syscall_ns,
-			c->fenced_ns, c->unfenced_ns, r->cost_is_shims ? "shim" : "floor", r->floor.fenced_ns,
-			r->floor.unfenced_ns);
-		json_write_string(out, r->cost_note);
-		fprintf(out, ", \"recommendation\": ");
-		json_write_string(out, r->recommendation);
-		fprintf(out, "},\n");
-	} else {
-		fprintf(out, "  \"cost\": null,\n");
-	}
+	print_cost_json(out, r);
 	fprintf(out, "  \"max_skew_ns\": %llu,\n  \"reliable\": %s,\n  \"reason\": ",
 		(unsigned long long)r->max_skew_ns, r->verdict.reliable ? "true" : "false");
 	json_write_string(out, r->verdict.reason);

@@ -272,6 +272,108 @@ static void bench_due_read(const char *library, const char *record_setting, bool
 	}
 }
 
+/* Per record kind: a program that reads no clock, one that reads one (below the read
+ * count at which the shim decides: the default start), and the same read with
+ * TSCSHIM_DECIDE_AFTER=1 (what a decision costs). */
+static struct start_case cases[] = {
+	{.name = "floor, no clock read", .program = "/bin/true"},
+	{.name = "floor, one clock read", .program = "/bin/date"},
+	{.name = "machine-wide record, no clock read", .program = "/bin/true"},
+	{.name = "machine-wide record, one clock read", .program = "/bin/date"},
+	{.name = "machine-wide record, deciding at it", .program = "/bin/date"},
+	{.name = "no variable, no clock read", .program = "/bin/true"},
+	{.name = "no variable, one clock read", .program = "/bin/date"},
+	{.name = "no variable, deciding at it", .program = "/bin/date"},
+	{.name = "TSCSHIM_DISABLE=1, no clock read", .program = "/bin/true"},
+	{.name = "TSCSHIM_DISABLE=1, one clock read", .program = "/bin/date"},
+};
+enum { CASES = sizeof cases / sizeof cases[0], RECORD = 2, CACHE = 5, DISABLED = 8 };
+
+/* What each case preloads and sets. */
+static void set_up_cases(const char *library, const char *floor_path, const char *record_setting,
+			 const char *runtime_setting, bool have_record)
+{
+	const char *with_record[] = {record_setting, "TSCSHIM_CACHE=off", NULL, NULL};
+	const char *with_cache[] = {runtime_setting, NULL, NULL, NULL};
+	const char *disabled[] = {"TSCSHIM_DISABLE=1", NULL};
+	for (int i = 0; i < CASES; i++)
+		cases[i].preload = i < RECORD ? floor_path : library;
+	for (int k = 0; k < 3; k++) {
+		memcpy(cases[RECORD + k].settings, with_record, sizeof with_record);
+		memcpy(cases[CACHE + k].settings, with_cache, sizeof with_cache);
+		cases[RECORD + k].skip = !have_record;
+	}
+	cases[RECORD + 2].settings[2] = "TSCSHIM_DECIDE_AFTER=1";
+	cases[CACHE + 2].settings[1] = "TSCSHIM_DECIDE_AFTER=1";
+	for (int i = DISABLED; i < DISABLED + 2; i++)
+		memcpy(cases[i].settings, disabled, sizeof disabled);
+}
+
+/* The cache warmed (a cold start writes it) and everything in the page cache, then every
+ * case (from the third: the first two are the empty object's) right after the empty
+ * object's run of the same program: what a process leaves behind as it exits (pages to
+ * free, deferred work) falls on the pair alike. 0, or -1 after one line. */
+static int run_rounds(struct start_case *cases, int count, int rounds)
+{
+	double w, f;
+	for (int i = 0; i < count; i++)
+		if (!cases[i].skip && run_once(&cases[i], &w, &f) != 0) {
+			fprintf(stderr, "tscshim bench: --startup: %s (%s) failed to run\n", cases[i].name,
+				cases[i].program);
+			return -1;
+		}
+	for (int r = 0; r < rounds; r++)
+		for (int i = 2; i < count; i++) {
+			struct start_case *c = &cases[i];
+			if (c->skip)
+				continue;
+			struct start_case *floor = &cases[strcmp(c->program, cases[0].program) == 0 ? 0 : 1];
+			if (run_once(floor, &c->floor_wall_us[r], &c->floor_faults[r]) != 0 ||
+			    run_once(c, &c->wall_us[r], &c->faults[r]) != 0) {
+				fprintf(stderr, "tscshim bench: --startup: %s failed in round %d\n", c->name, r);
+				return -1;
+			}
+			floor->wall_us[r] = c->floor_wall_us[r];
+		}
+	return 0;
+}
+
+/* Each case's own cost over the empty object and its extra page faults (medians); the
+ * own costs into median_own[]. */
+static void print_own_costs(struct start_case *cases, int count, int rounds, double *median_own)
+{
+	printf("%-40s %12s %14s\n", "case", "own cost us", "page faults");
+	for (int i = 2; i < count; i++) {
+		if (cases[i].skip) {
+			printf("%-40s %12s %14s\n", cases[i].name, "-", "-");
+			continue;
+		}
+		static double own[MAX_ROUNDS], extra[MAX_ROUNDS];
+		for (int r = 0; r < rounds; r++) {
+			own[r] = cases[i].wall_us[r] - cases[i].floor_wall_us[r];
+			extra[r] = cases[i].faults[r] - cases[i].floor_faults[r];
+		}
+		median_own[i] = median_of(own, rounds);
+		printf("%-40s %12.1f %+14.0f\n", cases[i].name, median_own[i], median_of(extra, rounds));
+	}
+}
+
+/* How many reads at this host's gain pay for one decision, fenced and unfenced. */
+static void print_break_even(double decision_us, double fenced, double unfenced)
+{
+	if (fenced > 0)
+		printf("break-even: %.0f clock reads (fenced, %.1f ns gained each) pay for one decision with no variable set\n"
+		       "(%.1f us: deciding at a read less that read without deciding)\n",
+		       decision_us * 1e3 / fenced, fenced, decision_us);
+	else
+		printf("break-even: never fenced: the counter is not cheaper than the kernel's clock here (%.1f ns)\n", fenced);
+	if (unfenced > 0)
+		printf("break-even: %.0f clock reads unfenced (%.1f ns gained each)\n", decision_us * 1e3 / unfenced,
+		       unfenced);
+	else
+		printf("break-even: never unfenced (%.1f ns)\n", unfenced);
+}
+
 int bench_startup(const char *library, const char *floor_path, int rounds)
 {
 	if (access(floor_path, R_OK) != 0) {
@@ -297,60 +399,9 @@ int bench_startup(const char *library, const char *floor_path, int rounds)
 	bool have_record = system_record(library, record, sizeof record, record_dir, sizeof record_dir);
 	snprintf(record_setting, sizeof record_setting, "TSCSHIM_SYSTEM_RECORD=%s", record);
 
-	/* Per record kind: a program that reads no clock, one that reads one (below the read
-	 * count at which the shim decides: the default start), and the same read with
-	 * TSCSHIM_DECIDE_AFTER=1 (what a decision costs). */
-	static struct start_case cases[] = {
-		{.name = "floor, no clock read", .program = "/bin/true"},
-		{.name = "floor, one clock read", .program = "/bin/date"},
-		{.name = "machine-wide record, no clock read", .program = "/bin/true"},
-		{.name = "machine-wide record, one clock read", .program = "/bin/date"},
-		{.name = "machine-wide record, deciding at it", .program = "/bin/date"},
-		{.name = "no variable, no clock read", .program = "/bin/true"},
-		{.name = "no variable, one clock read", .program = "/bin/date"},
-		{.name = "no variable, deciding at it", .program = "/bin/date"},
-		{.name = "TSCSHIM_DISABLE=1, no clock read", .program = "/bin/true"},
-		{.name = "TSCSHIM_DISABLE=1, one clock read", .program = "/bin/date"},
-	};
-	enum { CASES = sizeof cases / sizeof cases[0], RECORD = 2, CACHE = 5, DISABLED = 8 };
-	const char *with_record[] = {record_setting, "TSCSHIM_CACHE=off", NULL, NULL};
-	const char *with_cache[] = {runtime_setting, NULL, NULL, NULL};
-	const char *disabled[] = {"TSCSHIM_DISABLE=1", NULL};
-	for (int i = 0; i < CASES; i++)
-		cases[i].preload = i < RECORD ? floor_path : library;
-	for (int k = 0; k < 3; k++) {
-		memcpy(cases[RECORD + k].settings, with_record, sizeof with_record);
-		memcpy(cases[CACHE + k].settings, with_cache, sizeof with_cache);
-		cases[RECORD + k].skip = !have_record;
-	}
-	cases[RECORD + 2].settings[2] = "TSCSHIM_DECIDE_AFTER=1";
-	cases[CACHE + 2].settings[1] = "TSCSHIM_DECIDE_AFTER=1";
-	for (int i = DISABLED; i < DISABLED + 2; i++)
-		memcpy(cases[i].settings, disabled, sizeof disabled);
-
-	/* The cache warmed (a cold start writes it), and everything in the page cache. */
-	double w, f;
-	for (int i = 0; i < CASES; i++)
-		if (!cases[i].skip && run_once(&cases[i], &w, &f) != 0) {
-			fprintf(stderr, "tscshim bench: --startup: %s (%s) failed to run\n", cases[i].name,
-				cases[i].program);
-			return EXIT_USAGE;
-		}
-	/* Each case right after the empty object's run of the same program: what a process
-	 * leaves behind as it exits (pages to free, deferred work) falls on the pair alike. */
-	for (int r = 0; r < rounds; r++)
-		for (int i = 2; i < CASES; i++) {
-			struct start_case *c = &cases[i];
-			if (c->skip)
-				continue;
-			struct start_case *floor = &cases[strcmp(c->program, cases[0].program) == 0 ? 0 : 1];
-			if (run_once(floor, &c->floor_wall_us[r], &c->floor_faults[r]) != 0 ||
-			    run_once(c, &c->wall_us[r], &c->faults[r]) != 0) {
-				fprintf(stderr, "tscshim bench: --startup: %s failed in round %d\n", c->name, r);
-				return EXIT_USAGE;
-			}
-			floor->wall_us[r] = c->floor_wall_us[r];
-		}
+	set_up_cases(library, floor_path, record_setting, runtime_setting, have_record);
+	if (run_rounds(cases, CASES, rounds) != 0)
+		return EXIT_USAGE;
 
 	printf("start-up: %d rounds, each case right after the empty object (%s) runs the same program;\n"
 	       "own cost = case - empty, median over rounds; \"machine-wide record\": one written for the run and named\n"
@@ -358,22 +409,8 @@ int bench_startup(const char *library, const char *floor_path, int rounds)
 	       rounds, floor_path,
 	       default_record ? "the default paths, where " OPTION_SYSTEM_RECORD_DEFAULT " answers"
 			      : "the default per-user cache, in an XDG_RUNTIME_DIR of the run's");
-	printf("%-40s %12s %14s\n", "case", "own cost us", "page faults");
 	double median_own[CASES] = {0};
-	for (int i = 2; i < CASES; i++) {
-		if (cases[i].skip) {
-			printf("%-40s %12s %14s\n", cases[i].name, "-", "-");
-			continue;
-		}
-		double own[MAX_ROUNDS], extra[MAX_ROUNDS];
-		for (int r = 0; r < rounds; r++) {
-			own[r] = cases[i].wall_us[r] - cases[i].floor_wall_us[r];
-			extra[r] = cases[i].faults[r] - cases[i].floor_faults[r];
-		}
-		double m = median_of(own, rounds);
-		printf("%-40s %12.1f %+14.0f\n", cases[i].name, m, median_of(extra, rounds));
-		median_own[i] = m;
-	}
+	print_own_costs(cases, CASES, rounds, median_own);
 	/* What deciding adds to a start that reads the clock once: the decision's own cost. */
 	double decision_us = median_own[CACHE + 2] - median_own[CACHE + 1];
 	if (!have_record)
@@ -384,17 +421,7 @@ int bench_startup(const char *library, const char *floor_path, int rounds)
 	double fenced = gain_ns(costs_from, owners, 3, true), unfenced = gain_ns(costs_from, owners, 3, false);
 	printf("floor itself: %.1f us per /bin/true, %.1f us per /bin/date (median)\n",
 	       median_of(cases[0].wall_us, rounds), median_of(cases[1].wall_us, rounds));
-	if (fenced > 0)
-		printf("break-even: %.0f clock reads (fenced, %.1f ns gained each) pay for one decision with no variable set\n"
-		       "(%.1f us: deciding at a read less that read without deciding)\n",
-		       decision_us * 1e3 / fenced, fenced, decision_us);
-	else
-		printf("break-even: never fenced: the counter is not cheaper than the kernel's clock here (%.1f ns)\n", fenced);
-	if (unfenced > 0)
-		printf("break-even: %.0f clock reads unfenced (%.1f ns gained each)\n", decision_us * 1e3 / unfenced,
-		       unfenced);
-	else
-		printf("break-even: never unfenced (%.1f ns)\n", unfenced);
+	print_break_even(decision_us, fenced, unfenced);
 	printf("\"one clock read\": below the read at which a process decides (TSCSHIM_DECIDE_AFTER=%s, the default),\n"
 	       "so it never pays for a decision; \"deciding at it\": TSCSHIM_DECIDE_AFTER=1\n",
 	       option_table[OPT_DECIDE_AFTER].default_text);

@@ -25,9 +25,3 @@ const unsigned char served_clock_by_id[CLOCK_ID_LIMIT] = {
 	[CLOCK_REALTIME] = SERVED_REALTIME,
 };
 #pragma GCC diagnostic pop
-
-int served_clock_of(clockid_t id)
-{
-	unsigned c = served_clock_slot(id);
-	return c < SERVED_CLOCK_COUNT ? (int)c : -1;
-}

@@ -43,13 +43,13 @@ enum { CLOCK_ID_LIMIT = 32 };
 /* By clock id: its enum served_clock, or SERVED_CLOCK_COUNT for a clock never served. */
 extern const unsigned char served_clock_by_id[CLOCK_ID_LIMIT];
 
-/* The served clock for any clock id, or SERVED_CLOCK_COUNT. */
+/* The served clock for any clock id, or SERVED_CLOCK_COUNT: the one way "not a served
+ * clock" is said by index (the stats count such calls in that slot, STAT_OTHER). The
+ * published configuration says "not served now" as 0 in clock_config.served_index, whose
+ * entries are served clock + 1 (shim/line.h). */
 static inline unsigned served_clock_slot(clockid_t id)
 {
 	return (unsigned)id < CLOCK_ID_LIMIT ? served_clock_by_id[id] : SERVED_CLOCK_COUNT;
 }
-
-/* The served clock for a clock id, or -1. */
-int served_clock_of(clockid_t id);
 
 #endif

@@ -136,7 +136,7 @@ $(B)/test/test_ab_stats: test/test_ab_stats.c test/unit.h $(AB_PURE_OBJ) $(B)/li
 	$(CC) $(ALL_CFLAGS) -Icli $< $(AB_PURE_OBJ) $(B)/libtsccalib.a -o $@ $(LDLIBS)
 
 # Programs run under the shim by the bats tests: plain executables.
-$(B)/test/probe_%: test/probe_%.c include/tscshim.h test/kernel_ns.h shim/test_points.h
+$(B)/test/probe_%: test/probe_%.c include/tscshim.h test/kernel_ns.h test/seccomp_one_call.h shim/test_points.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Ishim $< -o $@ -pthread -ldl
 

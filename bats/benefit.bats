@@ -145,14 +145,9 @@ assert c["recommendation"].startswith("fenced: ") and "; unfenced: " in c["recom
 # clock a system call) go into the per-user cache beside what it already holds: the
 # decision reads the cache before it rewrites it, though it took the verdict elsewhere.
 @test "benefit: costs kept for the machine-wide record leave the cache's other records in place" {
-	[ "$(id -u)" -eq 0 ] || skip "the machine-wide record must be root's"
 	[ "$(nproc)" -ge 2 ] || skip "needs two CPUs for two CPU sets"
-	local dir="$BATS_TEST_TMPDIR/run" record
-	record="$dir/tscshim/calibration"
-	mkdir -p "$dir" && chmod 0755 "$dir" "$BATS_TEST_TMPDIR"
-	run env TSCSHIM_SYSTEM_RECORD="$record" "$TSCSHIM" calib --save --calibrate-us 20000
-	echo "$output"
-	[ "$status" -eq 0 ]
+	local record
+	save_record_for_test
 	grep -Eq '^cost_build=[1-9][0-9]*$' "$record"
 	# The per-user cache: a record for CPU 0 alone.
 	TSCSHIM_SYSTEM_RECORD=off taskset -c 0 env LD_PRELOAD="$SHIM" "$PROBE" loop 1 >/dev/null

@@ -7,10 +7,7 @@
 load helpers
 bats_require_minimum_version 1.5.0
 
-LAZY="$ROOT/build/test/probe_lazy"
 PROBE="$ROOT/build/test/probe_clock"
-HOOKS="$ROOT/build/test/libtscshim-hooks.so"
-BOUND=1063
 
 setup() {
 	export TSCSHIM_CACHE="$BATS_TEST_TMPDIR/cache"
@@ -255,16 +252,11 @@ require_musl_build() {
 }
 
 @test "decide: calib --save stores the costs of the musl build beside this one; a musl process decides from them" {
-	[ "$(id -u)" -eq 0 ] || skip "the machine-wide record must be root's"
 	require_reliable
 	require_musl_build
 	require_command strace strace
-	local dir="$BATS_TEST_TMPDIR/run" record
-	record="$dir/tscshim/calibration"
-	mkdir -p "$dir" && chmod 0755 "$dir" "$BATS_TEST_TMPDIR"
-	run env TSCSHIM_SYSTEM_RECORD="$record" "$TSCSHIM" calib --save --calibrate-us 20000
-	echo "$output"
-	[ "$status" -eq 0 ]
+	local record
+	save_record_for_test
 	[ "$(grep -c '^stored decision: ' <<<"$output")" -eq 2 ]
 	grep -Eq '^cost_build_2=[1-9]' "$record"
 	no_measurement_at_read -E LD_PRELOAD="$MUSL_SHIM" -E TSCSHIM_SYSTEM_RECORD="$record" -E TSCSHIM_CACHE=off \

@@ -2,6 +2,12 @@
 ROOT="$(cd "$BATS_TEST_DIRNAME/.." && pwd)"
 TSCSHIM="$ROOT/build/tscshim"
 SHIM="$ROOT/build/libtscshim.so"
+# The shim with the test hooks (shim/test_points.h: writers held at chosen points, costs
+# stood in), and the probe of the decision's read count.
+HOOKS="$ROOT/build/test/libtscshim-hooks.so"
+LAZY="$ROOT/build/test/probe_lazy"
+# The default error bound, and one step (1/16) a kernel read may stand still.
+BOUND=1063
 # Short calibrations keep the suite fast; the figures are not what these tests check.
 QUICK=(--calibrate-us 20000)
 
@@ -56,4 +62,16 @@ for b in body:
     h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
 open(path, "wb").write(body + b"checksum=%016x\n" % h)
 EOF
+}
+
+# The machine-wide record as `tscshim calib --save` writes it at boot, in a directory of the
+# test's own, root's and readable by all: sets $record (skips where the test is not root).
+save_record_for_test() {
+	[ "$(id -u)" -eq 0 ] || skip "the machine-wide record must be root's"
+	local dir="$BATS_TEST_TMPDIR/run"
+	record="$dir/tscshim/calibration"
+	mkdir -p "$dir" && chmod 0755 "$dir" "$BATS_TEST_TMPDIR"
+	run env TSCSHIM_SYSTEM_RECORD="$record" "$TSCSHIM" calib --save --calibrate-us 20000
+	echo "$output"
+	[ "$status" -eq 0 ]
 }

@@ -6,11 +6,7 @@
 load helpers
 bats_require_minimum_version 1.5.0
 
-LAZY="$ROOT/build/test/probe_lazy"
 PROBE="$ROOT/build/test/probe_clock"
-HOOKS="$ROOT/build/test/libtscshim-hooks.so"
-# The default error bound, and one step (1/16) a kernel read may stand still.
-BOUND=1063
 
 setup() {
 	export TSCSHIM_CACHE="$BATS_TEST_TMPDIR/cache"

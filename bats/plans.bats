@@ -7,7 +7,6 @@
 bats_require_minimum_version 1.5.0
 load helpers
 
-HOOKS="$ROOT/build/test/libtscshim-hooks.so"
 PROBE="$ROOT/build/test/probe_clock"
 
 setup() {

@@ -8,7 +8,6 @@
 load helpers
 
 TRUST="$ROOT/build/test/probe_trust"
-HOOKS="$ROOT/build/test/libtscshim-hooks.so"
 REFCLOCK="$ROOT/build/test/librefclock.so"
 # The default error bound is 1000 ns; a kernel read may stand still one step (1/16) more.
 LIMIT=1500

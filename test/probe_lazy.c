@@ -61,9 +61,7 @@
 #include <errno.h>
 #if __has_include(<linux/audit.h>) /* not in musl-gcc's headers: kill-decider is glibc's */
 #define HAVE_SECCOMP_HEADERS 1
-#include <linux/audit.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
+#include "seccomp_one_call.h"
 #endif
 #include <sched.h>
 #include <stdbool.h>
@@ -282,20 +280,7 @@ static int kill_me_at_affinity(void)
 #ifndef HAVE_SECCOMP_HEADERS
 	return -1;
 #else
-	struct sock_filter code[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_sched_getaffinity, 0, 1),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_THREAD),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-	};
-	struct sock_fprog prog = {.len = sizeof code / sizeof code[0], .filter = code};
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
-	    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0)
-		return -1;
-	return 0;
+	return seccomp_one_call(__NR_sched_getaffinity, SECCOMP_RET_KILL_THREAD);
 #endif
 }
 

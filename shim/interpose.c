@@ -3,25 +3,26 @@
  * Each entry point has one shape, as the kernel's vDSO has one routine per clock: the
  * served read inline (shim/line.h), its rare cases finished out of line (*_slow), and
  * every call the counter does not serve handed on through one pointer, the entry
- * point's pass target, with a tail jump. The pointers replace themselves (as musl's
- * clock_gettime does):
+ * point's pass target (a tail jump, or for clock_gettime a call and a test of the
+ * result). The pointers replace themselves (as musl's clock_gettime does):
  *
  *   undecided  (from load)   counts the read, asks the gate whether the decision is due,
  *                            and calls the real function; once the decision is made, by
- *                            any trigger (a read, load, a status query), the first call
- *                            through it sets the targets below and dispatches again.
+ *                            any trigger (a read, load, a status query), the entry point's
+ *                            first call through it sets its own decided target and
+ *                            dispatches again.
  *   decided                  the real function itself, or, where it only wraps the
- *                            kernel's vDSO function (glibc's clock_gettime), a call of the
- *                            vDSO's own; with TSCSHIM_STATS, a counting wrapper.
+ *                            kernel's vDSO function (glibc's clock_gettime and
+ *                            timespec_get), the vDSO's own; with TSCSHIM_STATS, a counting
+ *                            wrapper.
  *
  * So once decided a call the counter does not serve (every call of a process that passes
- * through, or an unserved clock such as CLOCK_MONOTONIC_COARSE beside served ones) costs
- * what the C library's function costs: two tests, a load and a jump before the same
- * vDSO call the C library would make, where the C library's own wrapper makes a load
- * more (test/check-hot-path.sh holds that shape).
+ * through, or an unserved clock such as CLOCK_MONOTONIC_COARSE beside served ones) runs
+ * the served test (a compare, a byte load, one branch) and then what the C library's
+ * function runs, less a GOT load (test/check-hot-path.sh holds the entry points' shape).
  *
  * A target is written by whichever thread first sees the decision made; every writer
- * writes the same values, so the race is benign, and a reader that finds an old value
+ * writes the same value, so the race is benign, and a reader that finds an old value
  * only takes the undecided path once more. */
 #define _GNU_SOURCE
 #include "clock.h"
@@ -129,33 +130,48 @@ static int timespec_get_counted(struct timespec *ts, int base)
 	return real_timespec_get(ts, base);
 }
 
-/* Sets the decided targets. False while a real function is not known yet (a call before
- * the constructor, or during its dlsym): the undecided targets stay, and take the system
- * call meanwhile. */
-static bool set_decided_targets(void)
+/* The kernel's vDSO clock_gettime where glibc's is the next definition (glibc's
+ * clock_gettime and timespec_get wrap it; its gettimeofday is the vDSO's own already,
+ * through an IFUNC), else NULL. Kept for timespec_get_vdso. */
+static clock_gettime_fn *vdso_where_glibc_wraps_it(void)
 {
-	struct pass_targets t;
-	if (stats_enabled) {
-		t = (struct pass_targets){clock_gettime_counted, gettimeofday_counted, timespec_get_counted};
-	} else {
-		t.clock_gettime = clock_gettime_real;
-		t.gettimeofday = (gettimeofday_fn *)real_function(REAL_GETTIMEOFDAY);
-		t.timespec_get = (timespec_get_fn *)real_function(REAL_TIMESPEC_GET);
-		if (!real_function(REAL_CLOCK_GETTIME) || !t.gettimeofday || !t.timespec_get)
-			return false;
-		/* glibc's clock_gettime and timespec_get are the vDSO's clock_gettime behind a
-		 * wrapper (its gettimeofday is the vDSO's own already, through an IFUNC). */
-		clock_gettime_fn *vdso = real_is_c_library() ? (clock_gettime_fn *)vdso_function("__vdso_clock_gettime") : NULL;
-		if (vdso) {
-			__atomic_store_n(&vdso_clock_gettime, vdso, __ATOMIC_RELAXED);
-			t.clock_gettime = vdso;
-			t.timespec_get = timespec_get_vdso;
-		}
+	clock_gettime_fn *vdso = real_is_c_library() ? (clock_gettime_fn *)vdso_function("__vdso_clock_gettime") : NULL;
+	if (vdso)
+		__atomic_store_n(&vdso_clock_gettime, vdso, __ATOMIC_RELAXED);
+	return vdso;
+}
+
+/* Sets entry point f's decided target, and only its: the first call of each entry point
+ * after the decision sets its own, so that a decision due in a signal handler looks up no
+ * other real function there (gettimeofday's is resolved through glibc's IFUNC resolver,
+ * deep frames on a caller's small stack). False while f's real function is not known yet
+ * (a call before the constructor, or during its dlsym): the undecided target stays, and
+ * takes the system call meanwhile. */
+static bool set_decided_target(enum real_function f)
+{
+	void *target = NULL;
+	switch (f) {
+	case REAL_CLOCK_GETTIME:
+		target = stats_enabled ? (void *)clock_gettime_counted : (void *)vdso_where_glibc_wraps_it();
+		if (!target && real_function(REAL_CLOCK_GETTIME))
+			target = (void *)clock_gettime_real;
+		break;
+	case REAL_GETTIMEOFDAY:
+		target = stats_enabled ? (void *)gettimeofday_counted : real_function(REAL_GETTIMEOFDAY);
+		break;
+	case REAL_TIMESPEC_GET:
+		target = stats_enabled ? (void *)timespec_get_counted
+			 : vdso_where_glibc_wraps_it() ? (void *)timespec_get_vdso : real_function(REAL_TIMESPEC_GET);
+		break;
+	default:
+		break;
 	}
+	if (!target)
+		return false;
 	/* Release: a thread that loads timespec_get_vdso sees vdso_clock_gettime. */
-	__atomic_store_n(&pass_to.clock_gettime, t.clock_gettime, __ATOMIC_RELEASE);
-	__atomic_store_n(&pass_to.gettimeofday, t.gettimeofday, __ATOMIC_RELEASE);
-	__atomic_store_n(&pass_to.timespec_get, t.timespec_get, __ATOMIC_RELEASE);
+	void **slot = f == REAL_CLOCK_GETTIME ? (void **)&pass_to.clock_gettime
+		      : f == REAL_GETTIMEOFDAY ? (void **)&pass_to.gettimeofday : (void **)&pass_to.timespec_get;
+	__atomic_store_n(slot, target, __ATOMIC_RELEASE);
 	return true;
 }
 
@@ -177,16 +193,16 @@ SHIM_EXPORT int tscshim_test_pass_target(void)
  * dispatch the call again (it now finds its clock served, or the decided target, so
  * never comes back here). False before the decision is due, while it is under way in
  * another thread, or before a real function is known: pass this call through. */
-static bool decided_at_or_before(clockid_t clock)
+static bool decided_at_or_before(clockid_t clock, enum real_function entry)
 {
 	if (!gate_decided() && !gate_first_read(clock, false))
 		return false;
-	return set_decided_targets();
+	return set_decided_target(entry);
 }
 
 static int clock_gettime_undecided(clockid_t clock, struct timespec *ts)
 {
-	if (!is_null(ts) && decided_at_or_before(clock))
+	if (!is_null(ts) && decided_at_or_before(clock, REAL_CLOCK_GETTIME))
 		return negated_errno(clock_gettime(clock, ts));
 	count_call(served_clock_slot(clock), false);
 	return negated_errno(real_clock_gettime(clock, ts));
@@ -195,7 +211,7 @@ static int clock_gettime_undecided(clockid_t clock, struct timespec *ts)
 static int gettimeofday_undecided(struct timeval *tv, void *tz)
 {
 	/* A timezone request is obsolete but must still reach the real function. */
-	if (!is_null(tv) && !tz && decided_at_or_before(CLOCK_REALTIME))
+	if (!is_null(tv) && !tz && decided_at_or_before(CLOCK_REALTIME, REAL_GETTIMEOFDAY))
 		return gettimeofday(tv, tz);
 	count_call(SERVED_REALTIME, false);
 	return real_gettimeofday(tv, tz);
@@ -203,7 +219,7 @@ static int gettimeofday_undecided(struct timeval *tv, void *tz)
 
 static int timespec_get_undecided(struct timespec *ts, int base)
 {
-	if (base == TIME_UTC && !is_null(ts) && decided_at_or_before(CLOCK_REALTIME))
+	if (base == TIME_UTC && !is_null(ts) && decided_at_or_before(CLOCK_REALTIME, REAL_TIMESPEC_GET))
 		return timespec_get(ts, base);
 	count_call(SERVED_REALTIME, false);
 	return real_timespec_get(ts, base);

@@ -261,7 +261,6 @@ static __attribute__((noinline)) int clock_gettime_slow(struct timespec *ts, uns
 SHIM_EXPORT int clock_gettime(clockid_t clock, struct timespec *ts)
 {
 	unsigned served;
-	opaque(ts);
 	enum read_result r = clock_read(clock, ts, &served, ts);
 	if (__builtin_expect(r == READ_SERVED, 1))
 		return __builtin_expect(stats_enabled, 0) ? count_served(served, 0) : 0;
@@ -293,7 +292,6 @@ SHIM_EXPORT int gettimeofday(struct timeval *tv, void *tz)
 {
 	struct timespec ts;
 	unsigned served;
-	opaque(tv);
 	enum read_result r = __builtin_expect(tz != NULL, 0) ? READ_PASS : clock_read(CLOCK_REALTIME, &ts, &served, tv);
 	if (__builtin_expect(r == READ_SERVED, 1)) {
 		timespec_to_timeval(&ts, tv);
@@ -312,7 +310,6 @@ static __attribute__((noinline)) int timespec_get_slow(struct timespec *ts, unsi
 SHIM_EXPORT int timespec_get(struct timespec *ts, int base)
 {
 	unsigned served;
-	opaque(ts);
 	enum read_result r = __builtin_expect(base != TIME_UTC, 0) ? READ_PASS : clock_read(CLOCK_REALTIME, ts, &served, ts);
 	if (__builtin_expect(r == READ_SERVED, 1))
 		return __builtin_expect(stats_enabled, 0) ? count_served(served, base) : base;

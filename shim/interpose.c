@@ -39,14 +39,10 @@
 #include <errno.h>
 
 /* glibc declares these pointers nonnull, so the compiler would drop a NULL check; a
- * caller may still pass NULL, and must get what the real function does with it. The
- * pointer itself goes through an empty asm (not a copy of it, which would keep two
- * registers busy on the served path), and the compiler knows nothing of it after. */
-#define opaque(p) __asm__("" : "+r"(p))
-
+ * caller may still pass NULL, and must get what the real function does with it. */
 static inline bool is_null(const void *p)
 {
-	opaque(p);
+	__asm__("" : "+r"(p));
 	return p == NULL;
 }
 

@@ -69,3 +69,15 @@ setup() {
 	[ "$status" -eq 0 ]
 	[ "$output" = "target=2" ]
 }
+
+@test "pass: without a vDSO, the read that decides and the unserved ones after it leave errno alone" {
+	run env LD_PRELOAD="$HOOKS" "$PROBE" load # the cache: the decision comes at a read below
+	[ "$status" -eq 0 ]
+	run env LD_PRELOAD="$HOOKS" "$PROBE" novdso
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$output" = "target=2" ] # no vDSO to call: the real function
+	run "$PROBE" novdso # the reference: the C library alone
+	echo "$output"
+	[ "$status" -eq 0 ]
+}

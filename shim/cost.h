@@ -17,7 +17,7 @@ struct cost_ps {
 	uint64_t kernel, syscall, fenced, unfenced;
 	uint8_t fenced_plan;
 	/* Each fenced plan's cost as measured now (TSCSHIM_VERBOSE=2 shows them), in the
-	 * order of fenced_plan_names; 0 where not measured (a record's costs, no rdtscp). */
+	 * order of cost.c's fenced_plans; 0 where not measured (a record's costs, no rdtscp). */
 	uint64_t fenced_by_plan[4];
 };
 

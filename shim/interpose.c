@@ -193,7 +193,12 @@ static bool decided_at_or_before(clockid_t clock, enum real_function entry)
 {
 	if (!gate_decided() && !gate_first_read(clock, false))
 		return false;
-	return set_decided_target(entry);
+	/* Setting it may ask getauxval for the vDSO, which sets errno where there is none:
+	 * a call that then succeeds leaves errno as it found it, as the C library's does. */
+	int saved = errno;
+	bool set = set_decided_target(entry);
+	errno = saved;
+	return set;
 }
 
 static int clock_gettime_undecided(clockid_t clock, struct timespec *ts)

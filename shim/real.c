@@ -79,7 +79,7 @@ LOAD_PATH void real_find_all(void)
 	__atomic_store_n(&found_all, true, __ATOMIC_RELEASE);
 }
 
-void *real_look_up(enum real_function f)
+static void *look_up_in_c_library(enum real_function f)
 {
 	const struct link_map *definer = __atomic_load_n(&c_library, __ATOMIC_ACQUIRE);
 	if (!definer && !__atomic_load_n(&found_all, __ATOMIC_ACQUIRE)) {
@@ -95,6 +95,16 @@ void *real_look_up(enum real_function f)
 	if (!definer || next_symbol_in_object(definer, real_names[f], gnu_hash(real_names[f]), &address) != NEXT_FOUND)
 		return NULL; /* not yet, or an odd kind of symbol: the caller takes the system call */
 	atomic_store_explicit(&real_addresses[f], address, memory_order_release);
+	return address;
+}
+
+void *real_look_up(enum real_function f)
+{
+	/* Reading the loader's list asks getauxval, which sets errno where the process has no
+	 * vDSO: the caller's call leaves errno as it found it. */
+	int saved = errno;
+	void *address = look_up_in_c_library(f);
+	errno = saved;
 	return address;
 }
 

@@ -82,7 +82,9 @@ void status_fill(struct tscshim_status *out)
 	out->cost_fenced_ps = g->cost.fenced;
 	out->cost_unfenced_ps = g->cost.unfenced;
 	out->cost_build = g->cost_build;
-	out->cost_fenced_plan = g->cost.fenced_plan;
+	/* The plan the costs' fenced figure is of, as the read uses it: a record's unusable
+	 * plan reads as the default the served path took instead. */
+	out->cost_fenced_plan = g->cost.fenced ? cost_read_plan(&g->cost, true) : 0;
 	out->read_plan = cc.active ? __atomic_load_n(&clock_config.read_plan, __ATOMIC_RELAXED) : 0;
 	out->reanchors = cc.reanchors;
 	out->stops = cc.stops;

@@ -6,6 +6,9 @@
  *   probe_pass status    the decision from a status query, with no read due
  *   probe_pass fork      decided in the parent; the child checks its inherited target
  *   probe_pass none      no decision (the read count not reached): the undecided target
+ *   probe_pass novdso    the vDSO hidden from the auxiliary vector first (as with the
+ *                        kernel's vdso=0), so that looking for it sets errno: a read that
+ *                        decides, and the unserved ones after it, leave errno alone
  * Prints "target=N" (0 undecided, 1 vDSO, 2 real, 3 counted) and exits 0 when every
  * check held, else 1 after a line naming the one that did not. */
 #define _GNU_SOURCE
@@ -14,6 +17,8 @@
 #include "kernel_ns.h"
 
 #include <dlfcn.h>
+#include <elf.h>
+#include <sys/auxv.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -50,6 +55,32 @@ static int pass_through_calls(void)
 		return failed("gettimeofday with a timezone");
 	if (timespec_get(&ts, TIME_UTC) != TIME_UTC || timespec_get(&ts, 12345) != 0)
 		return failed("timespec_get");
+	return 0;
+}
+
+/* The auxiliary vector's vDSO entry made AT_IGNORE: getauxval(AT_SYSINFO_EHDR) then fails
+ * with ENOENT, as in a process the kernel gave no vDSO. */
+static void hide_vdso(void)
+{
+	extern char **environ;
+	char **e = environ;
+	while (*e)
+		e++;
+	for (Elf64_auxv_t *av = (Elf64_auxv_t *)(e + 1); av->a_type != AT_NULL; av++)
+		if (av->a_type == AT_SYSINFO_EHDR)
+			av->a_type = AT_IGNORE;
+}
+
+/* Each call succeeds and leaves errno as it was. */
+static int errno_kept(void)
+{
+	static const clockid_t clocks[] = {CLOCK_MONOTONIC, CLOCK_MONOTONIC_COARSE, CLOCK_TAI, CLOCK_REALTIME};
+	for (unsigned i = 0; i < sizeof clocks / sizeof clocks[0]; i++) {
+		struct timespec ts;
+		errno = 777;
+		if (clock_gettime(clocks[i], &ts) != 0 || errno != 777)
+			return failed("a successful call changed errno");
+	}
 	return 0;
 }
 
@@ -92,8 +123,12 @@ int main(int argc, char **argv)
 		if (child < 0 || waitpid(child, &status, 0) != child)
 			return failed("fork");
 		return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+	} else if (strcmp(mode, "novdso") == 0) {
+		hide_vdso();
+		if (errno_kept() != 0)
+			return 1;
 	} else if (strcmp(mode, "load") != 0 && strcmp(mode, "none") != 0) {
-		fprintf(stderr, "usage: probe_pass read|load|status|fork|none\n");
+		fprintf(stderr, "usage: probe_pass read|load|status|fork|none|novdso\n");
 		return 2;
 	}
 	return check_and_say();

@@ -875,7 +875,9 @@ static _Atomic uint32_t phase ON_LOAD_PAGE;
  * address space never runs two decisions. No read ever makes a system call to tell
  * which process it is in. */
 #define CLAIM_GIVEN_UP ((uint64_t)1 << 32)
-static bool claim_page_marked ON_LOAD_PAGE;
+/* Atomic: two threads whose reads fall due together may both mark it (madvise is
+ * idempotent), and neither may tear the flag. */
+static _Atomic bool claim_page_marked ON_LOAD_PAGE;
 
 /* Counted only while a decision is under way: shared lines, written in that window
  * alone. The reads that found the claim held (the dead decider's check counts them), and
@@ -912,11 +914,11 @@ static void claim_reset_in_child(void)
  * then finds them marked. */
 static void mark_claim_page(void)
 {
-	if (claim_page_marked)
+	if (atomic_load_explicit(&claim_page_marked, memory_order_acquire))
 		return;
 	if (raw_syscall4(SYS_madvise, (long)&wiped, sizeof wiped, MADV_WIPEONFORK, 0) != 0)
 		libc_atfork_child(claim_reset_in_child);
-	claim_page_marked = true;
+	atomic_store_explicit(&claim_page_marked, true, memory_order_release);
 }
 
 /* The deciding thread died mid-decision (killed by a seccomp filter, say): this process

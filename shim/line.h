@@ -154,6 +154,12 @@ static inline bool read_plan_valid(unsigned plan)
 	return plan < READ_PLANS && (plan & 3) <= COUNTER_READ_RDTSCP;
 }
 
+/* The plan a read uses: the configured one, or the caller's (cost.c times each). */
+static inline __attribute__((always_inline)) unsigned read_plan_for(int plan_override)
+{
+	return plan_override == READ_PLAN_AS_CONFIGURED ? LOAD(clock_config.read_plan) : (unsigned)plan_override;
+}
+
 /* The inline part of a read: the rare cases return READ_SLOW and the caller finishes
  * them out of line, so that no call and none of the slow path's code sits in line.
  *
@@ -186,24 +192,21 @@ clock_read_as(clockid_t id, struct timespec *ts, unsigned *served, int plan_over
 	 * clock_start wrote before it opened the path (release), the configuration the slow
 	 * path reads among it, even when the decision ran in another thread moments ago. */
 	unsigned c = __atomic_load_n(&clock_config.served_index[id], __ATOMIC_ACQUIRE);
-	/* The caller's NULL pointer is checked here, after the served test and not before
-	 * it: a call the counter does not serve then takes one branch to its pass target,
-	 * and a NULL goes there too, to get what the real function does with it. */
 	if (!c)
 		return READ_PASS;
-	/* Laundered here, on the served path only: glibc declares the pointer nonnull, so
-	 * the compiler would drop the test (a caller may still pass NULL, and must get what
-	 * the real function does with it). */
+	/* The caller's NULL pointer, tested after the served test (a call the counter does
+	 * not serve takes one branch to its pass target, a NULL goes there too, to get what
+	 * the real function does with it) and laundered (glibc declares it nonnull, so the
+	 * compiler would drop the test). */
 	__asm__("" : "+r"(caller_out));
 	if (caller_out == NULL)
 		return READ_PASS;
 	c--;
 	/* After that acquire: the plan clock_start set before it opened the path. */
-#define READ_PLAN() (plan_override == READ_PLAN_AS_CONFIGURED ? LOAD(clock_config.read_plan) : (unsigned)plan_override)
 	uint64_t t, w, from, span;
 	const struct line_slot *s;
 	const struct read_range *r;
-	unsigned plan = READ_PLAN();
+	unsigned plan = read_plan_for(plan_override);
 	if (plan & READ_COUNTER_FIRST) {
 		t = counter_read_as((enum counter_read)(plan & 3));
 		w = slot_read_begin(&s);
@@ -217,9 +220,8 @@ clock_read_as(clockid_t id, struct timespec *ts, unsigned *served, int plan_over
 		 * the plan is loaded again rather than kept in a register across them (either
 		 * value is correct). */
 		__asm__ __volatile__("" ::: "memory");
-		t = counter_read_as((enum counter_read)(READ_PLAN() & 3));
+		t = counter_read_as((enum counter_read)(read_plan_for(plan_override) & 3));
 	}
-#undef READ_PLAN
 	if (__builtin_expect(t - from >= span, 0)) {
 		/* Not in [cur.start, expiry): before cur.start, prev may serve it. Reached
 		 * from r itself (prev[c] is cur[c] + TRACKS), so nothing else stays live. */

@@ -104,6 +104,7 @@ assert c["recommendation"].startswith("fenced: ") and "; unfenced: " in c["recom
 	TSCTEST_SYSCALL=1 LD_PRELOAD="$REFCLOCK" run --separate-stderr "$TSCSHIM" calib --json "${QUICK[@]}"
 	[[ "$output" == *'"kernel_path": "syscall"'* ]]
 	run "$TSCSHIM" calib "${QUICK[@]}"
+	echo "$output"
 	[[ "$output" == *"cost per call:       kernel's clock "*" ns ("*"), the shim fenced "*" (its own path, as its gate measures it)"* ]]
 	[[ "$output" == *"floor:               fenced "*" ns, unfenced "*" ns (the counter read and the conversion alone"* ]]
 	[[ "$output" == *"recommendation:      fenced: "* ]]

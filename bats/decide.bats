@@ -43,7 +43,7 @@ smallest_altstack() {
 			LD_PRELOAD="$SHIM" "$LAZY" altstack "$size" "$BOUND"
 		echo "$size: $output"
 		[ "$status" -eq 0 ]
-		[[ "$output" == *"at clock read 21;"* ]]
+		[[ "$output" == *"at clock read 21, prepared in"* ]]
 		[[ "$output" == *" active=1 decided=1 monotonic=1001/1021 "* ]]
 	done
 }
@@ -265,4 +265,31 @@ require_musl_build() {
 	no_measurement_at_read -E LD_PRELOAD="$SHIM" -E TSCSHIM_SYSTEM_RECORD="$record" -E TSCSHIM_CACHE=off \
 		-E TSCSHIM_SERVE=auto -E TSCSHIM_VERBOSE=1 "$PROBE" loop 5
 	[[ "$stderr" == *"from the machine-wide record"*"from the record;"* ]]
+}
+
+@test "decide: costs measured under another clocksource are not used; the next start measures this one's, and keeps both" {
+	require_reliable
+	require_command strace strace
+	local here
+	here=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null) ||
+		skip "no /sys clocksource"
+	export TSCSHIM_SERVE=auto
+	rm -f "$TSCSHIM_CACHE"
+	LD_PRELOAD="$SHIM" "$PROBE" loop 5 >/dev/null
+	grep -qx "cost_clocksource=$here" "$TSCSHIM_CACHE"
+	# The same costs, as if the kernel had read another clocksource when they were measured
+	# (its watchdog, or an administrator, switches it at run time).
+	edit_cache "$TSCSHIM_CACHE" cost_clocksource hpet
+	no_measurement_at_read -E LD_PRELOAD="$SHIM" -E TSCSHIM_VERBOSE=1 "$PROBE" loop 5
+	[[ "$stderr" == *"passing through: the record holds no costs of this build under this clocksource"* ]]
+	# The next start measures this clocksource's costs at load; the other's stay beside them.
+	run env TSCSHIM_VERBOSE=1 LD_PRELOAD="$SHIM" "$PROBE" loop 5
+	echo "$output"
+	[[ "$output" == *"at load (no record passed the checks at load)"*"measured now;"* ]]
+	cat "$TSCSHIM_CACHE"
+	grep -qx "cost_clocksource=$here" "$TSCSHIM_CACHE"
+	grep -qx "cost_clocksource_2=hpet" "$TSCSHIM_CACHE"
+	# From then on it decides from the record at its read, measuring nothing.
+	no_measurement_at_read -E LD_PRELOAD="$SHIM" -E TSCSHIM_VERBOSE=1 "$PROBE" loop 5
+	[[ "$stderr" == *"from the cache"*"from the record;"* ]]
 }

@@ -53,26 +53,51 @@ monotonic_counts() {
 	sed -n 's/.* monotonic=\([0-9]*\/[0-9]*\) .*/\1/p' <<<"$output" | tail -1
 }
 
-@test "lazy: reads below TSCSHIM_DECIDE_AFTER go to the kernel and run no part of the decision" {
+@test "lazy: reads below TSCSHIM_DECIDE_AFTER go to the kernel; only the five before it prepare, a part each" {
 	require_reliable
 	require_command strace strace
 	warm_cache
-	run --separate-stderr strace -f -qq -e trace=openat,open,sched_getaffinity,madvise -o "$BATS_TEST_TMPDIR/trace" \
+	local trace="$BATS_TEST_TMPDIR/trace"
+	run --separate-stderr strace -f -qq -e trace=openat,open,sched_getaffinity,madvise -o "$trace" \
+		-E LD_PRELOAD="$SHIM" -E TSCSHIM_DECIDE_AFTER=50 -E TSCSHIM_VERBOSE=1 -E TSCSHIM_STATS=stderr \
+		"$PROBE" loop 44
+	echo "$stderr"
+	cat "$trace"
+	[ "$status" -eq 0 ]
+	[[ "$stderr" != *"serving from the TSC"* && "$stderr" != *"passing through"* ]]
+	[[ "$stderr" == *" active=0 decided=0 monotonic=0/44 "* ]]
+	# No CPU set, boot id, clocksource, record, cache or fork-wiped page: the decision
+	# never began.
+	! grep -E 'sched_getaffinity|madvise|boot_id|clocksource' "$trace" || false
+	! grep -F "$TSCSHIM_CACHE" "$trace" || false
+	# The five reads before the due one each run a part, once: the CPU set (and the
+	# claim's page marked), the boot id, the clocksource, the machine-wide record (none
+	# here), the cache; still nothing decided, every read the kernel's.
+	run --separate-stderr strace -f -qq -e trace=openat,open,sched_getaffinity,madvise -o "$trace" \
 		-E LD_PRELOAD="$SHIM" -E TSCSHIM_DECIDE_AFTER=50 -E TSCSHIM_VERBOSE=1 -E TSCSHIM_STATS=stderr \
 		"$PROBE" loop 49
 	echo "$stderr"
-	cat "$BATS_TEST_TMPDIR/trace"
-	[ "$status" -eq 0 ]
-	[[ "$stderr" != *"serving from the TSC"* && "$stderr" != *"passing through"* ]]
-	[[ "$stderr" == *" active=0 decided=0 monotonic=0/49 "* ]]
-	# No CPU set, boot id, record, cache or fork-wiped page: the decision never began.
-	! grep -E 'sched_getaffinity|madvise|boot_id' "$BATS_TEST_TMPDIR/trace" || false
-	! grep -F "$TSCSHIM_CACHE" "$BATS_TEST_TMPDIR/trace" || false
-	# The same trace sees them where the decision runs (the 50th read).
-	strace -f -qq -e trace=openat,open,sched_getaffinity,madvise -o "$BATS_TEST_TMPDIR/trace" \
+	cat "$trace"
+	[[ "$stderr" == *" active=0 decided=0 monotonic=0/49 "*" passed_while_deciding=5"* ]]
+	[[ "$stderr" == *"never decided: 49 reads"* ]]
+	[ "$(grep -c sched_getaffinity "$trace")" -eq 1 ]
+	[ "$(grep -c MADV_WIPEONFORK "$trace")" -eq 1 ]
+	[ "$(grep -c boot_id "$trace")" -eq 1 ]
+	[ "$(grep -c current_clocksource "$trace")" -eq 1 ]
+	[ "$(grep -cF "$TSCSHIM_CACHE" "$trace")" -eq 1 ]
+	# In that order, each at a read of its own: the program's reads lie between them
+	# (strace sees no clock read; the parts' order is the table's).
+	grep -E 'sched_getaffinity|boot_id|current_clocksource|'"$TSCSHIM_CACHE" "$trace" |
+		sed 's/.*\(sched_getaffinity\|boot_id\|current_clocksource\|cache\).*/\1/' | tr '\n' ' ' |
+		grep -qx 'sched_getaffinity boot_id current_clocksource cache '
+	# The 50th decides, and reads nothing again: each look-up once in all, no second
+	# madvise (the clock's start finds the pages marked).
+	strace -f -qq -e trace=openat,open,sched_getaffinity,madvise -o "$trace" \
 		-E LD_PRELOAD="$SHIM" -E TSCSHIM_DECIDE_AFTER=50 "$PROBE" loop 50 >/dev/null
-	grep -q sched_getaffinity "$BATS_TEST_TMPDIR/trace"
-	grep -qF "$TSCSHIM_CACHE" "$BATS_TEST_TMPDIR/trace"
+	cat "$trace"
+	for what in sched_getaffinity MADV_WIPEONFORK boot_id current_clocksource "$TSCSHIM_CACHE"; do
+		[ "$(grep -cF "$what" "$trace")" -eq 1 ]
+	done
 }
 
 @test "lazy: the read TSCSHIM_DECIDE_AFTER names decides, and it and every read after it are served" {
@@ -81,7 +106,7 @@ monotonic_counts() {
 	run env TSCSHIM_DECIDE_AFTER=50 TSCSHIM_VERBOSE=1 TSCSHIM_STATS=stderr LD_PRELOAD="$SHIM" "$PROBE" loop 50
 	echo "$output"
 	[ "$status" -eq 0 ]
-	[[ "$output" == *"serving from the TSC"*"from the cache"*"at clock read 50;"* ]]
+	[[ "$output" == *"serving from the TSC"*"from the cache"*"at clock read 50, prepared in"* ]]
 	[[ "$output" == *" active=1 decided=1 "* ]]
 	[ "$(monotonic_counts)" = 1/50 ]
 	run env TSCSHIM_DECIDE_AFTER=50 TSCSHIM_STATS=stderr LD_PRELOAD="$SHIM" "$PROBE" loop 80
@@ -98,7 +123,7 @@ monotonic_counts() {
 	run env TSCSHIM_CLOCKS=monotonic TSCSHIM_DECIDE_AFTER=50 TSCSHIM_VERBOSE=1 TSCSHIM_STATS=stderr \
 		LD_PRELOAD="$SHIM" "$PROBE" mixed 100 50
 	echo "$output"
-	[[ "$output" == *"at clock read 50;"* ]]
+	[[ "$output" == *"at clock read 50, prepared in"* ]]
 	[ "$(monotonic_counts)" = 1/50 ]
 }
 
@@ -123,13 +148,14 @@ monotonic_counts() {
 	mkdir -m 700 "$run_dir"
 	env -u TSCSHIM_CACHE XDG_RUNTIME_DIR="$run_dir" LD_PRELOAD="$SHIM" "$PROBE" loop 1 >/dev/null
 	[ -s "$run_dir/tscshim.cache" ]
-	for n in 999 1000; do
+	for n in 994 995; do
 		env -i PATH="$PATH" XDG_RUNTIME_DIR="$run_dir" strace -f -qq -e trace=sched_getaffinity \
 			-o "$BATS_TEST_TMPDIR/trace-$n" -E LD_PRELOAD="$SHIM" "$PROBE" loop "$n"
 		cat "$BATS_TEST_TMPDIR/trace-$n"
 	done
-	! grep -q sched_getaffinity "$BATS_TEST_TMPDIR/trace-999" || false
-	grep -q sched_getaffinity "$BATS_TEST_TMPDIR/trace-1000"
+	# The first part (the CPU set) at the fifth read before the thousandth.
+	! grep -q sched_getaffinity "$BATS_TEST_TMPDIR/trace-994" || false
+	grep -q sched_getaffinity "$BATS_TEST_TMPDIR/trace-995"
 }
 
 @test "lazy: with no setting the decision comes at the thousandth read" {
@@ -140,7 +166,7 @@ monotonic_counts() {
 	[[ "$output" == *" active=0 decided=0 monotonic=0/999 "* ]]
 	run env -u TSCSHIM_DECIDE_AFTER TSCSHIM_VERBOSE=1 TSCSHIM_STATS=stderr LD_PRELOAD="$SHIM" "$PROBE" loop 1000
 	echo "$output"
-	[[ "$output" == *"at clock read 1000;"* ]]
+	[[ "$output" == *"at clock read 1000, prepared in"* ]]
 	[ "$(monotonic_counts)" = 1/1000 ]
 }
 
@@ -151,7 +177,7 @@ monotonic_counts() {
 		LD_PRELOAD="$SHIM" "$LAZY" handler "$BOUND"
 	echo "$output"
 	[ "$status" -eq 0 ]
-	[[ "$output" == *"at clock read 21;"* ]]
+	[[ "$output" == *"at clock read 21, prepared in"* ]]
 	# The 20 reads before it went to the kernel; the handler's and the 1000 after, served.
 	[ "$(monotonic_counts)" = 1001/1021 ]
 }
@@ -169,19 +195,21 @@ monotonic_counts() {
 		# first (each thread adds at most 11 here: it shares its count once the two reach
 		# the due read), and the main thread's 10 unshared reads never reach it.
 		local number
-		number=$(sed -n 's/.* at clock read \([0-9]*\);.*/\1/p' <<<"$output" | tail -1)
+		number=$(sed -n 's/.* at clock read \([0-9]*\),.*/\1/p' <<<"$output" | tail -1)
 		[ -n "$number" ]
 		[ "$number" -ge 11 ]
 		[ "$number" -le 33 ]
 		local pair deciding
 		pair=$(monotonic_counts)
 		deciding=$(sed -n 's/.* passed_while_deciding=\([0-9]*\).*/\1/p' <<<"$output" | tail -1)
-		# All but the 10 first reads and those passed while the other thread decided (a
-		# read that found the path closed and was preempted past the decision's end counts
-		# as plain pass-through: at most one per thread), and the other thread's reads it
-		# had counted but not yet added to the shared count when the decision came (fewer
-		# than a batch of 64: they passed through as reads before the due one).
-		local accounted=$((${pair%/*} + deciding + 10))
+		# All but the 10 first reads and those passed while the decision was under way
+		# (among them the 5 of the first 10 that prepared it, a part each: 5 more than
+		# the 10 first that did not; a read that found the path closed and was preempted
+		# past the decision's end counts as plain pass-through: at most one per thread),
+		# and the other thread's reads it had counted but not yet added to the shared
+		# count when the decision came (fewer than a batch of 64: they passed through as
+		# reads before the due one).
+		local accounted=$((${pair%/*} + deciding + 5))
 		[ "${pair#*/}" -eq 200010 ]
 		[ "$accounted" -le 200010 ]
 		[ "$accounted" -ge $((200008 - 63)) ]

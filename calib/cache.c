@@ -39,14 +39,16 @@ struct field {
 	 sizeof ((struct cache_record *)0)->member, min, max}
 #define FIELD(member, kind, min, max) FIELD_AT(#member, member, kind, min, max)
 /* One build's costs: the first set under the names it always had, the second with "_2";
- * each with the fenced read plan its fenced cost is of. */
+ * each with the fenced read plan its fenced cost is of, and the kernel clocksource its
+ * kernel cost is of ("" where /sys could not tell). */
 #define COSTS(i, suffix)                                                                    \
 	FIELD_AT("kernel_ps" suffix, costs[i].kernel_ps, FIELD_U64, 0, CACHE_COST_MAX_PS),       \
 	FIELD_AT("syscall_ps" suffix, costs[i].syscall_ps, FIELD_U64, 0, CACHE_COST_MAX_PS),     \
 	FIELD_AT("fenced_ps" suffix, costs[i].fenced_ps, FIELD_U64, 0, CACHE_COST_MAX_PS),       \
 	FIELD_AT("unfenced_ps" suffix, costs[i].unfenced_ps, FIELD_U64, 0, CACHE_COST_MAX_PS),   \
 	FIELD_AT("cost_build" suffix, costs[i].build, FIELD_U64, 0, UINT64_MAX),               \
-	FIELD_AT("fenced_plan" suffix, costs[i].fenced_plan, FIELD_U32, 0, 7)
+	FIELD_AT("fenced_plan" suffix, costs[i].fenced_plan, FIELD_U32, 0, 7),                   \
+	FIELD_AT("cost_clocksource" suffix, costs[i].clocksource, FIELD_TEXT, 0, CACHE_CLOCKSOURCE_MAX)
 static const struct field fields[] = {
 	FIELD(boot_id, FIELD_TEXT, 1, 39),
 	FIELD(cpu_signature, FIELD_U32, 0, UINT32_MAX),
@@ -162,7 +164,8 @@ int cache_record_check(const struct cache_record *rec, char *why, size_t why_siz
 		case FIELD_TEXT: {
 			const char *end = memchr(p, '\0', f->size);
 			if (!end || !text_ok(p, (size_t)(end - p), f)) {
-				set_why(why, why_size, f->name, ": must be 1..39 printable characters without spaces", NULL);
+				set_why(why, why_size, f->name, f->min ? ": must be 1..39 printable characters without spaces"
+									       : ": must be 0..31 printable characters without spaces", NULL);
 				return -1;
 			}
 			break;
@@ -278,7 +281,8 @@ static int parse_line(const struct field *f, const char *line, size_t len,
 	switch (f->kind) {
 	case FIELD_TEXT:
 		if (!text_ok(v, vlen, f)) {
-			set_why(why, why_size, f->name, ": expected 1..39 printable characters without spaces", NULL);
+			set_why(why, why_size, f->name, f->min ? ": expected 1..39 printable characters without spaces"
+								       : ": expected 0..31 printable characters without spaces", NULL);
 			return -1;
 		}
 		memcpy(dest, v, vlen);
@@ -442,14 +446,32 @@ int cache_find(const struct cache_file *file, const struct cache_key *key)
 	return superset;
 }
 
-const struct cache_costs *cache_costs_of(const struct cache_record *rec, uint64_t build)
+const struct cache_costs *cache_costs_of(const struct cache_record *rec, uint64_t build, const char *clocksource)
 {
 	for (int i = 0; rec && build && i < CACHE_COSTS_MAX; i++) {
 		const struct cache_costs *c = &rec->costs[i];
-		if (c->build == build && c->kernel_ps && c->syscall_ps && c->fenced_ps && c->unfenced_ps)
+		/* A process that cannot tell its clocksource (no /sys in a minimal container)
+		 * takes the newest set of its build: the record is of this boot. */
+		bool of_clocksource = !clocksource[0] || strcmp(c->clocksource, clocksource) == 0;
+		if (c->build == build && of_clocksource && c->kernel_ps && c->syscall_ps && c->fenced_ps && c->unfenced_ps)
 			return c;
 	}
 	return NULL;
+}
+
+/* Two sets of costs answer for the same thing: one build under one clocksource. */
+static bool same_costs_key(const struct cache_costs *a, const struct cache_costs *b)
+{
+	return a->build == b->build && strcmp(a->clocksource, b->clocksource) == 0;
+}
+
+/* Whether rec holds a set for the same build and clocksource as c. */
+static bool holds_costs_of(const struct cache_record *rec, const struct cache_costs *c)
+{
+	for (int i = 0; i < CACHE_COSTS_MAX; i++)
+		if (rec->costs[i].build && same_costs_key(&rec->costs[i], c))
+			return true;
+	return false;
 }
 
 void cache_costs_keep(struct cache_record *rec, const struct cache_costs *c)
@@ -457,7 +479,7 @@ void cache_costs_keep(struct cache_record *rec, const struct cache_costs *c)
 	struct cache_costs kept[CACHE_COSTS_MAX] = {*c};
 	int n = 1;
 	for (int i = 0; i < CACHE_COSTS_MAX && n < CACHE_COSTS_MAX; i++)
-		if (rec->costs[i].build && rec->costs[i].build != c->build)
+		if (rec->costs[i].build && !same_costs_key(&rec->costs[i], c))
 			kept[n++] = rec->costs[i];
 	memcpy(rec->costs, kept, sizeof kept);
 }
@@ -476,9 +498,10 @@ void cache_insert(struct cache_file *file, const struct cache_record *rec)
 			continue;
 		}
 		/* The same CPU set, replaced: another build's costs measured for it stay (a glibc
-		 * and a musl process on one cache no longer evict each other's). */
+		 * and a musl process on one cache no longer evict each other's), and so do the
+		 * same build's under another clocksource. */
 		for (int i = CACHE_COSTS_MAX - 1; i >= 0; i--)
-			if (old->costs[i].build && !cache_costs_of(&next.record[0], old->costs[i].build)) {
+			if (old->costs[i].build && !holds_costs_of(&next.record[0], &old->costs[i])) {
 				struct cache_costs newest = next.record[0].costs[0];
 				cache_costs_keep(&next.record[0], &old->costs[i]);
 				if (newest.build)

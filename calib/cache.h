@@ -10,7 +10,7 @@
  *
  * The file is small text, every line ending in '\n', exactly as the writer produces it:
  *
- *   tscshim-cache 4
+ *   tscshim-cache 7
  *   <one or more records, each its fields in the order of the field table in cache.c:>
  *   boot_id=<1..39 printable ASCII, no space>
  *   cpu_signature=<decimal u32: CPUID leaf 1 EAX>
@@ -28,8 +28,11 @@
  *   cost_build=<decimal u64: the shim build that measured the four costs, 0 = none>
  *   fenced_plan=<0..7: how the fenced read that fenced_ps is of reads the counter (its
  *     instruction, and whether before the line's loads; shim/line.h), 0 = not measured>
- *   kernel_ps_2=... fenced_plan_2=<the same six for a second build (glibc and musl side
- *     by side), 0 = none; the first set is the newer>
+ *   cost_clocksource=<0..31 printable ASCII: the kernel clocksource the costs were measured
+ *     under, empty where /sys could not tell; costs under another are not used (a process
+ *     that cannot tell its own takes them as they are)>
+ *   kernel_ps_2=... cost_clocksource_2=<the same seven for a second build (glibc and musl
+ *     side by side) or clocksource, 0 = none; the first set is the newer>
  *   checksum=<16 lowercase hex digits: FNV-1a 64 over every byte before this line>
  *
  * Decimals are digits only, without sign or leading zeros. Anything else (another order,
@@ -53,10 +56,11 @@
 #include <sys/types.h>
 #include <stdint.h>
 
-#define CACHE_FORMAT_VERSION 6 /* 3: the benefit gate's costs; 4: the build they are of;
+#define CACHE_FORMAT_VERSION 7 /* 3: the benefit gate's costs; 4: the build they are of;
 				* 5: whether the counter is invariant; 6: costs of two builds, each with its
-				* fenced read plan */
+				* fenced read plan; 7: and the clocksource they were measured under */
 #define CACHE_COSTS_MAX 2       /* builds whose costs one record keeps side by side */
+#define CACHE_CLOCKSOURCE_MAX 31 /* characters of a clocksource's name the costs keep */
 #define CACHE_MAX_SIZE 4096 /* bytes; a larger file is not ours */
 #define CACHE_RECORDS_MAX 4
 
@@ -73,6 +77,9 @@ struct cache_costs {
 	uint64_t build;
 	/* The fenced read plan measured cheapest (fenced_ps is its cost; shim/line.h), 0 = none. */
 	uint32_t fenced_plan;
+	/* The kernel clocksource they were measured under ("" where /sys could not tell): the
+	 * kernel's cost is that clocksource's, and under another the costs are not used. */
+	char clocksource[CACHE_CLOCKSOURCE_MAX + 1];
 };
 
 struct cache_record {
@@ -159,12 +166,13 @@ int cache_find(const struct cache_file *file, const struct cache_key *key);
  * CACHE_RECORDS_MAX. */
 void cache_insert(struct cache_file *file, const struct cache_record *rec);
 
-/* Pure: the record's costs of build, all four measured, or NULL. */
-const struct cache_costs *cache_costs_of(const struct cache_record *rec, uint64_t build);
+/* Pure: the record's costs of build measured under clocksource, all four measured, or NULL.
+ * clocksource "" (the caller cannot tell which it is): the newest set of build. */
+const struct cache_costs *cache_costs_of(const struct cache_record *rec, uint64_t build, const char *clocksource);
 
-/* Pure: puts c (of c->build) first among the record's costs: it replaces the set of the
- * same build; another build's set is kept (glibc's and musl's side by side), the oldest
- * dropped beyond CACHE_COSTS_MAX. */
+/* Pure: puts c first among the record's costs: it replaces the set of the same build and
+ * clocksource; another's is kept (glibc's and musl's side by side, or one build's under
+ * two clocksources), the oldest dropped beyond CACHE_COSTS_MAX. */
 void cache_costs_keep(struct cache_record *rec, const struct cache_costs *c);
 
 /* Pure: the wait before measuring again after an inconclusive estimate, given the

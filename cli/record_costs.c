@@ -160,7 +160,11 @@ int shim_costs_measure(struct shim_costs *out, char *why, size_t why_size)
 	}
 	char cache[PATH_MAX + 32];
 	snprintf(cache, sizeof cache, "TSCSHIM_CACHE=%s/cache", dir);
-	char *settings[] = {cache, "TSCSHIM_SYSTEM_RECORD=off", "TSCSHIM_DECIDE_AFTER=1", NULL};
+	/* The estimator's budget generous: on a loaded machine the default 20 ms may end
+	 * inconclusive (the child then measures no costs); the calib run that asks has just
+	 * found the counter reliable, and waits at most a second more. */
+	char *settings[] = {cache, "TSCSHIM_SYSTEM_RECORD=off", "TSCSHIM_DECIDE_AFTER=1",
+			    "TSCSHIM_ESTIMATE_BUDGET_US=1000000", NULL};
 	/* This user's own preloads stay: they may change how the kernel's clock is read. */
 	int rc = costs_from_child(program, library, settings, true, out, why, why_size);
 	snprintf(cache, sizeof cache, "%s/cache", dir);
@@ -179,14 +183,25 @@ static int measure_build(const char *program, const char *library, const char *r
 	snprintf(record_setting, sizeof record_setting, "TSCSHIM_SYSTEM_RECORD=%s", record_path);
 	char *settings[] = {record_setting, "TSCSHIM_CACHE=off", NULL};
 	struct shim_costs s;
+	/* The costs are of the clocksource the kernel used while they were measured: the
+	 * same before and after, or they are of neither. */
+	char before[CACHE_CLOCKSOURCE_MAX + 1] = "", after[CACHE_CLOCKSOURCE_MAX + 1] = "";
+	read_current_clocksource(before, sizeof before);
 	if (costs_from_child(program, library, settings, false, &s, why, why_size) != 0)
 		return -1;
+	read_current_clocksource(after, sizeof after);
+	if (strcmp(before, after) != 0) {
+		snprintf(why, why_size, "the kernel's clocksource changed from %s to %s while the costs were measured",
+			 before, after);
+		return -1;
+	}
 	if (s.source != TSCSHIM_SOURCE_SYSTEM_RECORD) {
 		snprintf(why, why_size, "the shim did not decide from the record (it does not trust it: written by "
 					"root, in a directory only root may write?)");
 		return -1;
 	}
-	*c = (struct cache_costs){s.kernel_ps, s.syscall_ps, s.fenced_ps, s.unfenced_ps, s.build, s.fenced_plan};
+	*c = (struct cache_costs){s.kernel_ps, s.syscall_ps, s.fenced_ps, s.unfenced_ps, s.build, s.fenced_plan, ""};
+	memcpy(c->clocksource, after, sizeof c->clocksource);
 	return 0;
 }
 
@@ -246,8 +261,8 @@ void record_costs_describe(const struct cache_record *rec, const struct option_v
 		benefit_gain_words(kernel, counter, gain, sizeof gain);
 		fprintf(out,
 			"stored decision:     %s: %s %.1f ns against the kernel's %.1f ns, %s "
-			"(TSCSHIM_MIN_GAIN_PCT=%u), for build %" PRIu64 "\n",
+			"(TSCSHIM_MIN_GAIN_PCT=%u), for build %" PRIu64 " under clocksource %s\n",
 			pays ? "serve from the counter" : "pass through", fenced ? "fenced" : "unfenced", counter,
-			kernel, gain, min_gain, c->build);
+			kernel, gain, min_gain, c->build, c->clocksource[0] ? c->clocksource : "(unknown)");
 	}
 }

@@ -490,7 +490,8 @@ int clock_start(const struct line_setup *setup, const char **err)
 {
 	clock_set_read_plan(setup->read_plan);
 	covered = setup->covered;
-	setup_fork_wiped();
+	if (!setup->wiped_marked)
+		setup_fork_wiped();
 	plan_cfg.calibrated_ns_per_tick = (double)setup->ns_per_tick;
 	/* Beyond this the disagreement is not drift but a broken counter or a paused VM. */
 	plan_cfg.watchdog_ns = setup->max_error_ns * 100 > 1000000 ? setup->max_error_ns * 100 : 1000000;

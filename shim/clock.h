@@ -22,6 +22,8 @@ struct line_setup {
 	                           * process may run elsewhere (checked at re-synchronization) */
 	bool signals_blocked;     /* the caller blocks every signal throughout (the decision
 	                           * does): the first publication need not block them again */
+	bool wiped_marked;        /* the caller had the kernel mark the fork-wiped pages (the
+	                           * decision's claim does, at its first part): not again */
 };
 
 /* Anchors the first line on the kernel's clocks and opens the counter path for the

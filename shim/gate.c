@@ -21,18 +21,27 @@
  *      per-user cache (after step 8, so that the costs go with it); then whatever step
  *      3 took (the measuring lock) is released, in that one place.
  *
+ * The steps run as parts (decision_parts, one table): the CPU set, the boot, the
+ * clocksource, the machine-wide record, the per-user cache, then steps 4 to 9. Each of the
+ * five reads of a served clock before the TSCSHIM_DECIDE_AFTER-th runs the next part, so
+ * that no read pays for the whole decision (each part is a look-up in /proc or /sys or a
+ * file's read); the due read runs what is left, at least steps 4 to 9. A part that ends
+ * the decision (no /proc, say) publishes it at its own read.
+ *
  * When: at the TSCSHIM_DECIDE_AFTER-th read of a served clock (gate_decide_if_due), or at
- * load when nothing is recorded (a cold start), or at a status query: one trigger path.
+ * load when nothing is recorded (a cold start), or at a status query: one trigger path;
+ * the last two run every part at once.
  * Nothing is measured at a program's read: the estimator and the cost measurement run
  * only in a cold start at load, before the program's threads exist, or at a status
  * query, which asks for the decision now. A read that finds
  * no record answering (one that passed the checks at load and fails at the read) passes
  * through, says why in one verbose line, and marks the cache for a measurement at the
  * next start's load. Whoever decides runs in someone else's program, on whatever thread
- * and stack made that read, perhaps in a signal handler on a small alternate stack: the
- * decision runs on a stack of its own (decision_stack), every signal blocked, no heap on
- * a warm start, no thread, nothing left behind. Buffers live in static storage: one
- * decision runs at a time in an address space (the claim). */
+ * and stack made that read, perhaps in a signal handler on a small alternate stack: each
+ * part runs on a stack of its own (decision_stack), every signal blocked, no heap on a
+ * warm start, no thread, nothing left behind. Buffers live in static storage: one part
+ * runs at a time in an address space (the claim, taken for each part and freed after
+ * each but the last). */
 #define _GNU_SOURCE
 #include "gate.h"
 #include "load_page.h"
@@ -238,35 +247,35 @@ static __thread uint32_t reads_not_yet_shared __attribute__((tls_model("initial-
 /* The count at which the decision was claimed (0: at load, or asked for by the status). */
 static uint64_t decided_at_read;
 
-/* Asked by the first-read trigger before it claims the decision: 0 when this clock is not
- * served (it never decides), else this read's number among the served clocks' reads,
- * counted once per call, with *due set when the decision is due at it. */
-static uint64_t served_read_number(clockid_t clock, bool *due)
+/* The decision's parts run at the reads just before the due one, one a read (below):
+ * this many of them. */
+enum { PREPARE_PARTS = 5 };
+
+/* Asked by the trigger before it claims the decision: 0 when this clock is not served (it
+ * never decides), else this read's number among the served clocks' reads, counted once
+ * per call, and the read at which the decision is due. */
+static uint64_t served_read_number(clockid_t clock, uint64_t *decide_after)
 {
-	uint64_t decide_after;
-	uint64_t served = clocks_and_decide_after(&decide_after);
+	uint64_t served = clocks_and_decide_after(decide_after);
 	unsigned c = served_clock_slot(clock);
 	if (c >= SERVED_CLOCK_COUNT || !((served >> c) & 1))
 		return 0;
 	/* Each thread counts in a word of its own and adds its count to the shared one once
-	 * per COUNT_BATCH reads, or at once where the two together reach the due read: one
-	 * thread's due read is still exactly the decide_after-th, and threads reading at once
-	 * write the shared line once a batch, not at every read (an atomic add on a line two
-	 * CPUs fight over cost 117 ns a read). Counted only until due: the reads after it
-	 * (while another thread decides) only load the shared word. */
+	 * per COUNT_BATCH reads, or at once where the two together reach the first of the
+	 * reads that prepare the decision: one thread's reads are still numbered exactly,
+	 * and threads reading at once write the shared line once a batch, not at every read
+	 * (an atomic add on a line two CPUs fight over cost 117 ns a read). Counted only
+	 * until due: the reads after it (while another thread decides) only load the shared
+	 * word. */
 	uint64_t shared = atomic_load_explicit(&reads_before_decision, memory_order_relaxed);
 	uint64_t mine = (uint64_t)reads_not_yet_shared + 1;
-	if (shared + mine < decide_after && mine < COUNT_BATCH) {
+	if (shared + mine + PREPARE_PARTS < *decide_after && mine < COUNT_BATCH) {
 		reads_not_yet_shared = (uint32_t)mine;
-		*due = false;
 		return shared + mine;
 	}
 	reads_not_yet_shared = 0;
-	uint64_t n = shared < decide_after
-			     ? atomic_fetch_add_explicit(&reads_before_decision, mine, memory_order_relaxed) + mine
-			     : shared + mine;
-	*due = n >= decide_after;
-	return n;
+	return shared < *decide_after ? atomic_fetch_add_explicit(&reads_before_decision, mine, memory_order_relaxed) + mine
+				      : shared + mine;
 }
 
 /* ---- the decision's outcome, step by step ---- */
@@ -278,28 +287,6 @@ static void pass_through(struct gate_result *r, const char *reason)
 	r->serving = false;
 }
 
-/* Step 2: the key a record is looked up by: the boot, and the CPUs the process may run
- * on, which are the main thread's (the process id's), not those of whichever thread
- * read the clock first: that one may be pinned to one CPU among several others. Any CPU
- * signature: a record of this boot vouches for the CPU (step 4). Returns false (reason
- * set) when the CPU set or the boot cannot be read: no record could be trusted then. */
-static bool step2_cpu_set_and_boot(struct gate_result *r, struct cpu_mask *cpus, char *boot_id,
-				   size_t boot_id_size, struct cache_key *key)
-{
-	int pid = (int)raw_syscall4(SYS_getpid, 0, 0, 0, 0);
-	if (cpu_mask_allowed_of(pid, cpus) < 1 && cpu_mask_allowed(cpus) < 1) {
-		pass_through(r, "cannot read the CPU affinity (more than 1024 CPUs?)");
-		return false;
-	}
-	if (boot_unknown || read_boot_id(boot_id, boot_id_size) != 0 || !boot_id[0]) {
-		pass_through(r, "cannot read /proc/sys/kernel/random/boot_id (no /proc?): no record can be "
-				"trusted or kept without the boot's id; passing through at once, nothing measured");
-		return false;
-	}
-	*key = (struct cache_key){.boot_id = boot_id, .any_cpu_signature = true, .cpus = cpus};
-	return true;
-}
-
 /* What step 3 found, and what steps 4 to 9 need of it. */
 struct found_record {
 	const struct cache_record *record; /* NULL: none answered, measure */
@@ -309,7 +296,67 @@ struct found_record {
 	bool inconclusive_waiting;         /* an inconclusive record not yet due for a retry */
 	const char *inconclusive_detail;
 	int lock;                          /* held from a measurement until step 9 */
+	/* Where the machine-wide record answered but keeps no costs of this build under
+	 * this clocksource: those a process kept for it in the per-user cache, else NULL. */
+	const struct cache_costs *cache_costs;
 };
+
+/* The decision under way, between its parts (below): written only by the thread that
+ * holds the claim, read only by the next holder (the claim's compare-and-swap orders
+ * them). How many parts are done is counted on the fork-wiped page beside the claim
+ * (record_decision_parts), so that a fork child starts over and never reads this
+ * half-made. */
+struct decision {
+	struct gate_result r;              /* the outcome, published when the last part ends */
+	const struct option_values *o;
+	struct cpu_mask cpus;
+	char boot_id[sizeof ((struct cache_record *)0)->boot_id];
+	char clocksource[CACHE_CLOCKSOURCE_MAX + 1]; /* "" where /sys cannot tell */
+	struct cache_key key;              /* boot_id and cpus above */
+	struct found_record found;
+	bool may_measure;                  /* this part runs in a forced decision */
+	uint64_t prepared_ns;              /* the parts run at reads before the one that decides */
+	uint32_t prepared_reads;
+};
+static struct decision under_way;
+
+/* Part 1, after step 1: the CPUs the process may run on, which are the main thread's (the
+ * process id's), not those of whichever thread read the clock first: that one may be
+ * pinned to one CPU among several others. */
+static bool part_cpu_set(struct decision *d)
+{
+	int pid = (int)raw_syscall4(SYS_getpid, 0, 0, 0, 0);
+	if (cpu_mask_allowed_of(pid, &d->cpus) < 1 && cpu_mask_allowed(&d->cpus) < 1) {
+		pass_through(&d->r, "cannot read the CPU affinity (more than 1024 CPUs?)");
+		return false;
+	}
+	return true;
+}
+
+/* Part 2: the boot, the other half of the key a record is looked up by. Any CPU signature:
+ * a record of this boot vouches for the CPU (step 4). Without the boot's id no record could
+ * be trusted or kept. */
+static bool part_boot(struct decision *d)
+{
+	if (boot_unknown || read_boot_id(d->boot_id, sizeof d->boot_id) != 0 || !d->boot_id[0]) {
+		pass_through(&d->r, "cannot read /proc/sys/kernel/random/boot_id (no /proc?): no record can be "
+				    "trusted or kept without the boot's id; passing through at once, nothing measured");
+		return false;
+	}
+	d->key = (struct cache_key){.boot_id = d->boot_id, .any_cpu_signature = true, .cpus = &d->cpus};
+	return true;
+}
+
+/* Part 3: the kernel's clocksource. The costs a record keeps are of one clocksource (the
+ * kernel's clock costs what its clocksource costs to read), and are not used under
+ * another; TSCSHIM_REQUIRE_TSC_CLOCKSOURCE asks for it too. "" where /sys cannot tell
+ * (costs measured then are kept with "", and used only where it cannot tell either). */
+static bool part_clocksource(struct decision *d)
+{
+	if (read_current_clocksource(d->clocksource, sizeof d->clocksource) != 0)
+		d->clocksource[0] = '\0';
+	return true;
+}
 
 /* Step 3 at a read, where nothing is measured: no record answers this process (it passed
  * the checks at load, and failed at the read). Pass through, and have the next start
@@ -324,26 +371,40 @@ static bool step3_none_at_read(struct gate_result *r, const char *cache_path)
 	return false;
 }
 
-/* Step 3: the machine-wide record, then the per-user cache. At load (may_measure) a
- * process with no answer measures, waiting, at most the estimate budget, for another
- * process that is measuring for the cache; at a read it passes through. Returns false
- * (reason set) when the decision ends here. */
-static bool step3_record(struct gate_result *r, const struct option_values *o, const struct cache_key *key,
-			 bool may_measure, struct found_record *f)
+/* Part 4 (step 3's first half): the machine-wide record, and where the per-user cache is. */
+static bool part_system_record(struct decision *d)
 {
+	struct found_record *f = &d->found;
 	*f = (struct found_record){.lock = RECORD_LOCK_NONE};
-	f->cache_path = record_cache_path(o);
-	f->record = record_from_system(o, key);
-	if (f->record) {
+	f->cache_path = record_cache_path(d->o);
+	f->record = record_from_system(d->o, &d->key);
+	if (f->record)
 		f->source = TSCSHIM_SOURCE_SYSTEM_RECORD;
+	return true;
+}
+
+/* Part 5 (step 3's second half): the per-user cache. Where the machine-wide record
+ * answered, read only when that record keeps no costs of this build under this
+ * clocksource: for the costs a process kept for it there. Where it did not, for a record.
+ * At load (may_measure) a process with no answer measures, waiting, at most the estimate
+ * budget, for another process that is measuring for the cache; at a read it passes
+ * through. Returns false (reason set) when the decision ends here. */
+static bool part_cache(struct decision *d)
+{
+	struct found_record *f = &d->found;
+	const char *path = f->cache_path;
+	if (f->record) {
+		uint64_t build = shim_build_id();
+		if (path && !cache_costs_of(f->record, build, d->clocksource))
+			f->cache_costs = cache_costs_of(record_from_cache(path, &d->key), build, d->clocksource);
 		return true;
 	}
-	const char *path = f->cache_path;
-	const struct cache_record *rec = path ? record_from_cache(path, key) : NULL;
+	struct gate_result *r = &d->r;
+	const struct cache_record *rec = path ? record_from_cache(path, &d->key) : NULL;
 	uint64_t now = refclock_now_ns(CLOCK_MONOTONIC);
 	if (rec && rec->estimate_verdict == ESTIMATE_INCONCLUSIVE && now < rec->retry_at_ns) {
 		*f = (struct found_record){rec, TSCSHIM_SOURCE_USER_CACHE, path, false, true,
-					   " on an earlier start", RECORD_LOCK_NONE};
+					   " on an earlier start", RECORD_LOCK_NONE, NULL};
 		return true;
 	}
 	if (rec && rec->estimate_verdict != ESTIMATE_INCONCLUSIVE) {
@@ -352,19 +413,20 @@ static bool step3_record(struct gate_result *r, const struct option_values *o, c
 		f->keep_in_cache = true;
 		return true;
 	}
-	if (!may_measure)
+	if (!d->may_measure)
 		return step3_none_at_read(r, path);
 	if (rec && say_level >= 2)
 		say("cache ", path, ": an inconclusive record is due for a retry; measuring", NULL);
 	f->record = rec; /* the previous inconclusive one, for the retry interval */
 	if (!path)
 		return true;
+	const struct option_values *o = d->o;
 	uint64_t wait_ns = (o->num[OPT_ESTIMATE_BUDGET_US] + o->num[OPT_CALIBRATE_US]) * 1000 + 5000000;
 	f->lock = record_lock(path, wait_ns);
 	if (f->lock != RECORD_LOCK_WAITED)
 		return true;
 	f->lock = RECORD_LOCK_NONE;
-	rec = record_from_cache(path, key);
+	rec = record_from_cache(path, &d->key);
 	if (!rec || (rec->estimate_verdict == ESTIMATE_INCONCLUSIVE &&
 		     refclock_now_ns(CLOCK_MONOTONIC) >= rec->retry_at_ns)) {
 		pass_through(r, "another process was measuring and left no answer within the budget");
@@ -372,23 +434,19 @@ static bool step3_record(struct gate_result *r, const struct option_values *o, c
 	}
 	*f = (struct found_record){rec, TSCSHIM_SOURCE_USER_CACHE, path, true,
 				   rec->estimate_verdict == ESTIMATE_INCONCLUSIVE,
-				   " on another process's start", RECORD_LOCK_NONE};
+				   " on another process's start", RECORD_LOCK_NONE, NULL};
 	return true;
 }
 
 /* Step 4: refusals that need no estimate: no counter, not invariant, not the required
  * clocksource. True with *v filled (not reliable) when one applies. */
-static bool step4_counter_refuses(const struct option_values *o, const struct counter_identity *id,
-				  struct verdict *v)
+static bool step4_counter_refuses(const struct decision *d, const struct counter_identity *id, struct verdict *v)
 {
-	char clocksource[64] = "";
-	if (o->num[OPT_REQUIRE_TSC_CLOCKSOURCE])
-		read_current_clocksource(clocksource, sizeof clocksource);
 	struct verdict_inputs in = {
 		.counter_present = id->present,
 		.counter_invariant = id->invariant,
-		.require_tsc_clocksource = o->num[OPT_REQUIRE_TSC_CLOCKSOURCE] != 0,
-		.clocksource = clocksource,
+		.require_tsc_clocksource = d->o->num[OPT_REQUIRE_TSC_CLOCKSOURCE] != 0,
+		.clocksource = d->clocksource,
 	};
 	return verdict_refuse_early(&in, v);
 }
@@ -396,6 +454,11 @@ static bool step4_counter_refuses(const struct option_values *o, const struct co
 /* Whether every signal is blocked for the rest of the decision (the trigger's block may be
  * refused, by a seccomp filter say): then the first publication need not block them again. */
 static bool decision_signals_blocked;
+
+/* The kernel marked the decision's pages wiped on fork (MADV_WIPEONFORK, at the first
+ * claim: mark_claim_page): the clock's start, which marks the same pages, need not ask
+ * again. On the load page: a fork child inherits the mark with the flag. */
+static _Atomic bool claim_page_wiped_by_kernel ON_LOAD_PAGE;
 
 /* Set while step 5's child measures: that child, and its threads, inherit it. */
 static _Atomic bool measuring_in_child ON_LOAD_PAGE;
@@ -488,6 +551,7 @@ static bool step8_clock_start(struct gate_result *r, const struct option_values 
 		.read_plan = cost_read_plan(&r->cost, r->fenced),
 		.covered = *covered,
 		.signals_blocked = decision_signals_blocked,
+		.wiped_marked = atomic_load_explicit(&claim_page_wiped_by_kernel, memory_order_relaxed),
 	};
 	const char *err = NULL;
 	if (clock_start(&setup, &err) != 0) {
@@ -522,18 +586,16 @@ static clockid_t cost_clock(uint32_t served)
 	return clock_table[__builtin_ctz(served)].id;
 }
 
-/* Step 7: the costs a record keeps (the one the verdict came from, else this key's entry
- * in the per-user cache, where a process keeps costs it measured for the machine-wide
- * record) when they are this build's and the kernel's clock is still read the way they
- * say (cost_still_applies needs no open path). Returns false when none apply. */
-static bool step7_record_costs(struct gate_result *r, const struct cache_record *rec, const struct found_record *f,
-			       const struct cache_key *key)
+/* Step 7: the costs a record keeps (the one the verdict came from, else those a process
+ * kept for the machine-wide record in the per-user cache, which part 5 found) when they
+ * are this build's, of this clocksource, and the kernel's clock is still read the way
+ * they say (cost_still_applies needs no open path). Returns false when none apply. */
+static bool step7_record_costs(struct decision *d, const struct cache_record *rec)
 {
+	struct gate_result *r = &d->r;
 	uint64_t build = shim_build_id();
 	r->cost_build = build;
-	const struct cache_costs *candidates[2] = {cache_costs_of(rec, build), NULL};
-	if (!candidates[0] && f->source == TSCSHIM_SOURCE_SYSTEM_RECORD && f->cache_path)
-		candidates[1] = cache_costs_of(record_from_cache(f->cache_path, key), build);
+	const struct cache_costs *candidates[2] = {cache_costs_of(rec, build, d->clocksource), d->found.cache_costs};
 	for (int i = 0; i < 2; i++) {
 		const struct cache_costs *c = candidates[i];
 		if (!c)
@@ -596,16 +658,16 @@ static bool judge_benefit(struct gate_result *r, const struct option_values *o)
 /* Steps 7 and 8 at a read with no record's costs for this build: nothing is measured
  * there. TSCSHIM_SERVE=always serves without them; auto passes through, saying why, and
  * has the next start measure them at load where the cache would keep them. */
-static bool steps7_8_no_costs_at_read(struct gate_result *r, const struct option_values *o,
-				      const struct cache_record *rec, const struct found_record *f)
+static bool steps7_8_no_costs_at_read(struct decision *d, const struct cache_record *rec)
 {
-	if (o->num[OPT_SERVE] == SERVE_ALWAYS)
-		return step8_clock_start(r, o, &rec->cpus);
-	if (f->cache_path && f->keep_in_cache)
-		record_mark_stale(f->cache_path);
+	struct gate_result *r = &d->r;
+	if (d->o->num[OPT_SERVE] == SERVE_ALWAYS)
+		return step8_clock_start(r, d->o, &rec->cpus);
+	if (d->found.cache_path && d->found.keep_in_cache)
+		record_mark_stale(d->found.cache_path);
 	r->not_worth_it = true;
-	pass_through(r, "pass-through: the record holds no costs of this build (tscshim calib --save "
-			"stores them), and nothing is measured at a program's read");
+	pass_through(r, "pass-through: the record holds no costs of this build under this clocksource "
+			"(tscshim calib --save stores them), and nothing is measured at a program's read");
 	return false;
 }
 
@@ -614,17 +676,17 @@ static bool steps7_8_no_costs_at_read(struct gate_result *r, const struct option
  * anchors nothing, marks no page wiped on fork and publishes nothing. Without them the
  * path opens and, at load only, its costs are measured on it. Returns true when the
  * costs were measured now (step 9 keeps them). */
-static bool steps7_8_benefit(struct gate_result *r, const struct option_values *o, const struct cache_record *rec,
-			     const struct found_record *f, const struct cache_key *key, bool may_measure)
+static bool steps7_8_benefit(struct decision *d, const struct cache_record *rec)
 {
-	bool from_record = step7_record_costs(r, rec, f, key);
-	if (from_record) {
+	struct gate_result *r = &d->r;
+	const struct option_values *o = d->o;
+	if (step7_record_costs(d, rec)) {
 		if (judge_benefit(r, o))
 			step8_clock_start(r, o, &rec->cpus);
 		return false;
 	}
-	if (!may_measure) {
-		steps7_8_no_costs_at_read(r, o, rec, f);
+	if (!d->may_measure) {
+		steps7_8_no_costs_at_read(d, rec);
 		return false;
 	}
 	if (!step8_clock_start(r, o, &rec->cpus))
@@ -635,11 +697,12 @@ static bool steps7_8_benefit(struct gate_result *r, const struct option_values *
 	return true;
 }
 
-/* Step 9, whatever the verdict: a record measured now, or costs measured for a record,
- * into the per-user cache. */
-static void step9_keep(const struct gate_result *r, const struct found_record *f, const struct cache_record *rec,
-		       bool costs_now)
+/* Step 9, whatever the verdict: a record measured now, or costs measured for a record
+ * (with the clocksource they were measured under), into the per-user cache. */
+static void step9_keep(const struct decision *d, const struct cache_record *rec, bool costs_now)
 {
+	const struct gate_result *r = &d->r;
+	const struct found_record *f = &d->found;
 	if (!f->cache_path || !rec)
 		return;
 	if (f->source != TSCSHIM_SOURCE_MEASURED && !(costs_now && f->keep_in_cache) &&
@@ -648,7 +711,8 @@ static void step9_keep(const struct gate_result *r, const struct found_record *f
 	struct cache_record keep = *rec;
 	if (costs_now) {
 		struct cache_costs c = {r->cost.kernel, r->cost.syscall, r->cost.fenced, r->cost.unfenced, r->cost_build,
-					r->cost.fenced_plan};
+					r->cost.fenced_plan, ""};
+		memcpy(c.clocksource, d->clocksource, sizeof c.clocksource);
 		cache_costs_keep(&keep, &c);
 	}
 	record_keep(f->cache_path, &keep);
@@ -714,6 +778,13 @@ static void say_when(struct text *t)
 	} else {
 		text_add(t, decided_at_read ? " us at the first clock read" : " us when the status was asked for");
 	}
+	if (gate_result.prepared_reads) {
+		text_add(t, ", prepared in ");
+		text_add_u64(t, gate_result.prepared_ns / 1000);
+		text_add(t, " us at the ");
+		text_add_u64(t, gate_result.prepared_reads);
+		text_add(t, gate_result.prepared_reads == 1 ? " read before it" : " reads before it");
+	}
 }
 
 /* The decision, its figures, what went wrong with the cache, and how long it took. Out
@@ -759,28 +830,30 @@ static void counter_identity(const struct found_record *f, struct counter_identi
 	counter_identify_basic(id);
 }
 
-/* Steps 4 to 9 on what step 3 found (steps 5 and the cost measurement only with
- * may_measure: at load). Returns the record step 9 keeps, NULL for none. */
-static void steps4_to_9(struct gate_result *r, const struct option_values *o, struct cache_key *key,
-			struct found_record *found, bool may_measure)
+/* Part 6, the last: steps 4 to 9 on what parts 1 to 5 found (step 5 and the cost
+ * measurement only in a forced decision). Ends the decision. */
+static bool part_verdict(struct decision *d)
 {
+	struct gate_result *r = &d->r;
+	const struct option_values *o = d->o;
+	struct found_record *found = &d->found;
 	struct counter_identity id;
 	struct verdict v;
 	counter_identity(found, &id);
-	if (step4_counter_refuses(o, &id, &v)) {
+	if (step4_counter_refuses(d, &id, &v)) {
 		text_line(r->reason, sizeof r->reason, v.reason, NULL);
-		return;
+		return false;
 	}
-	key->cpu_signature = id.signature; /* a record measured now is this CPU's */
-	key->any_cpu_signature = false;
+	d->key.cpu_signature = id.signature; /* a record measured now is this CPU's */
+	d->key.any_cpu_signature = false;
 	const struct cache_record *rec = found->record;
 	struct estimate_analysis analysis;
 	const struct estimate_analysis *measured = NULL;
 	if (found->source == TSCSHIM_SOURCE_NONE) {
-		rec = step5_measure(r, o, key, found, &analysis);
+		rec = step5_measure(r, o, &d->key, found, &analysis);
 		measured = &analysis;
 		if (!rec)
-			return;
+			return false;
 	}
 	r->source = found->source;
 	r->rate_millihz = rec->rate_millihz;
@@ -792,60 +865,89 @@ static void steps4_to_9(struct gate_result *r, const struct option_values *o, st
 		memcpy(r->reason, v.reason, sizeof r->reason);
 		r->max_shift_ns = v.max_shift_ns;
 		if (v.reliable)
-			costs_now = steps7_8_benefit(r, o, rec, found, key, may_measure);
+			costs_now = steps7_8_benefit(d, rec);
 	}
-	step9_keep(r, found, rec, costs_now);
+	step9_keep(d, rec, costs_now);
+	return false;
 }
 
-/* Steps 2 to 9 after the options. What step 3 took (the measuring lock) is released here,
- * in this one place, however the steps after it ended. */
-static __attribute__((noinline)) void decide_from_options(struct gate_result *r, const struct option_values *o,
-							   bool may_measure)
+/* Step 1, the first thing the first part does: the options. Returns false (reason set)
+ * when they end the decision. */
+static bool step1_options(struct decision *d)
 {
-	struct cpu_mask cpus;
-	char boot_id[sizeof ((struct cache_record *)0)->boot_id];
-	struct cache_key key;
-	if (!step2_cpu_set_and_boot(r, &cpus, boot_id, sizeof boot_id, &key))
-		return;
-	struct found_record found;
-	if (!step3_record(r, o, &key, may_measure, &found))
-		return;
-	steps4_to_9(r, o, &key, &found, may_measure);
-	if (found.lock >= 0)
-		close(found.lock);
-}
-
-/* Step 1 and the rest: the decision into *r. */
-static void decide(struct gate_result *r, bool may_measure)
-{
-	r->max_shift_ns = UINT64_MAX;
+	struct gate_result *r = &d->r;
 	if (options.disabled_alone && !wrong_libc[0]) {
 		/* The A/B baseline's decision: the defaults it reports are options.h's numbers;
 		 * nothing to parse or look at. */
 		r->served = OPTION_CLOCKS_DEFAULT_SET;
 		r->fenced = OPTION_FENCE_DEFAULT != 0;
 		pass_through(r, "TSCSHIM_DISABLE=1");
-		return;
+		return false;
 	}
-	const struct option_values *o = options_resolved_for_decision();
+	const struct option_values *o = d->o = options_resolved_for_decision();
 	if (getauxval(AT_SECURE)) {
 		pass_through(r, "secure execution: environment and cache ignored, passing through");
-	} else if (options.invalid) {
-		pass_through(r, options.invalid);
-	} else if (wrong_libc[0]) {
-		pass_through(r, wrong_libc);
-	} else {
-		r->served = (uint32_t)o->num[OPT_CLOCKS];
-		r->fenced = o->num[OPT_FENCE] != 0;
-		if (o->num[OPT_DISABLE])
-			pass_through(r, "TSCSHIM_DISABLE=1");
-		else if (r->served == 0)
-			pass_through(r, "TSCSHIM_CLOCKS=none");
-		else
-			decide_from_options(r, o, may_measure);
+		return false;
 	}
+	if (options.invalid || wrong_libc[0]) {
+		pass_through(r, options.invalid ? options.invalid : wrong_libc);
+		return false;
+	}
+	r->served = (uint32_t)o->num[OPT_CLOCKS];
+	r->fenced = o->num[OPT_FENCE] != 0;
+	if (o->num[OPT_DISABLE] || r->served == 0) {
+		pass_through(r, o->num[OPT_DISABLE] ? "TSCSHIM_DISABLE=1" : "TSCSHIM_CLOCKS=none");
+		return false;
+	}
+	return true;
 }
 
+/* The decision's parts, in order: one table. Each read of a served clock among the
+ * PREPARE_PARTS reads before the due one runs the next part not yet done (where no other
+ * thread is running one), so that no read pays for the whole decision: each part costs
+ * a look-up through /proc or /sys, or a file's read, a few microseconds. The due read
+ * runs what is left, at least the verdict and the clock's start; a forced decision (a
+ * cold start at load, a status query) runs them all at once. Each returns false when the
+ * decision ends there (its reason set): it is then published at that read. */
+static bool part_options_and_cpu_set(struct decision *d)
+{
+	return step1_options(d) && part_cpu_set(d);
+}
+static bool (*const decision_parts[])(struct decision *) = {
+	part_options_and_cpu_set, /* step 1, and the CPU set (1-2 us) */
+	part_boot,                /* step 2: the boot's id (/proc/sys: 5-10 us) */
+	part_clocksource,         /* the clocksource the costs are of (/sys: 6-11 us) */
+	part_system_record,       /* step 3: the machine-wide record (7-12 us) */
+	part_cache,               /* step 3: the per-user cache, where needed (7-10 us) */
+	part_verdict,             /* steps 4 to 9: the verdict, the costs, the clock's start */
+};
+enum { DECISION_PARTS = sizeof decision_parts / sizeof decision_parts[0] };
+_Static_assert(PREPARE_PARTS == DECISION_PARTS - 1, "a read before the due one for each part but the last");
+
+/* Runs the next part not yet done, or all of them. Returns true when the
+ * decision ended (r holds it); what step 3 took (the measuring lock) is released then, in
+ * this one place, however the parts after it ended. */
+static bool run_parts(struct decision *d, bool all, bool may_measure)
+{
+	_Atomic uint32_t *done = record_decision_parts();
+	unsigned part = atomic_load_explicit(done, memory_order_relaxed);
+	if (part == 0) {
+		memset(d, 0, sizeof *d);
+		d->r.max_shift_ns = UINT64_MAX;
+		d->found.lock = RECORD_LOCK_NONE;
+	}
+	d->may_measure = may_measure;
+	unsigned until = all ? DECISION_PARTS : part + 1;
+	bool going = true;
+	for (; going && part < until && part < DECISION_PARTS; part++)
+		going = decision_parts[part](d);
+	atomic_store_explicit(done, part, memory_order_relaxed);
+	if (going && part < DECISION_PARTS)
+		return false;
+	if (d->found.lock >= 0)
+		close(d->found.lock);
+	return true;
+}
 /* What the decision says when TSCSHIM_VERBOSE is set. */
 static void say_decided(void)
 {
@@ -903,10 +1005,12 @@ static void publish(const struct gate_result *r)
 	atomic_store_explicit(&phase, PHASE_DECIDED, memory_order_release);
 }
 
-/* Without MADV_WIPEONFORK (kernels before 4.14) a fork child frees the claim itself. */
+/* Without MADV_WIPEONFORK (kernels before 4.14) a fork child frees the claim itself, and
+ * starts the decision's parts over, as the wiped page would have it. */
 static void claim_reset_in_child(void)
 {
 	atomic_store_explicit(record_decision_claim(), 0, memory_order_relaxed);
+	atomic_store_explicit(record_decision_parts(), 0, memory_order_relaxed);
 }
 
 /* The claim's page marked wiped on fork, before the first claim: once per process image
@@ -918,6 +1022,8 @@ static void mark_claim_page(void)
 		return;
 	if (raw_syscall4(SYS_madvise, (long)&wiped, sizeof wiped, MADV_WIPEONFORK, 0) != 0)
 		libc_atfork_child(claim_reset_in_child);
+	else
+		atomic_store_explicit(&claim_page_wiped_by_kernel, true, memory_order_relaxed);
 	atomic_store_explicit(&claim_page_marked, true, memory_order_release);
 }
 
@@ -1024,15 +1130,32 @@ static void say_stack_used(void)
 	say("decision stack: ", text, " bytes used (libc's frames included)", NULL);
 }
 
-/* The decision itself, on its own stack: decided, published, said. */
-static void decide_on_own_stack(void *may_measure)
+/* What one claim of the decision runs: one more part (a read before the due one), or
+ * every part left (the due read, a forced decision). */
+struct decision_call {
+	uint64_t read_number; /* 0: forced (at load, a status query): it may measure */
+	bool all;
+};
+
+/* The decision's parts, on their own stack: those this call runs, and when the decision
+ * ends, published and said. */
+static void decide_on_own_stack(void *arg)
 {
+	const struct decision_call *call = arg;
+	struct decision *d = &under_way;
 	uint64_t began = refclock_now_ns(CLOCK_MONOTONIC);
-	static struct gate_result r; /* static: its reason is long; the claim makes it ours */
-	memset(&r, 0, sizeof r);
-	decide(&r, may_measure != NULL);
-	r.decide_ns = refclock_now_ns(CLOCK_MONOTONIC) - began;
-	publish(&r);
+	bool ended = run_parts(d, call->all, call->read_number == 0);
+	uint64_t took = refclock_now_ns(CLOCK_MONOTONIC) - began;
+	if (!ended) {
+		d->prepared_ns += took;
+		d->prepared_reads++;
+		return;
+	}
+	decided_at_read = call->read_number;
+	d->r.decide_ns = took;
+	d->r.prepared_ns = d->prepared_ns;
+	d->r.prepared_reads = d->prepared_reads;
+	publish(&d->r);
 	say_decided();
 	say_stack_used();
 }
@@ -1041,17 +1164,16 @@ static void decide_on_own_stack(void *may_measure)
  * or cancels it), cancellation off, errno kept. Only a forced decision may measure: a
  * cold start at load, or a status query, which a program (tscshim calib --save's costs
  * child) makes to have it decided now; never a read (read_number 0: not a read). */
-static void decide_claimed(uint64_t read_number)
+static void decide_claimed(uint64_t read_number, bool all)
 {
-	decided_at_read = read_number;
 	uint64_t saved_mask;
 	bool blocked = signals_block_all(&saved_mask);
 	decision_signals_blocked = blocked;
 	int cancel_state;
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
 	int saved_errno = errno;
-	bool may_measure = read_number == 0;
-	run_on_decision_stack(decide_on_own_stack, may_measure ? (void *)1 : NULL);
+	struct decision_call call = {read_number, all};
+	run_on_decision_stack(decide_on_own_stack, &call);
 	errno = saved_errno;
 	pthread_setcancelstate(cancel_state, NULL);
 	signals_restore(blocked, &saved_mask);
@@ -1063,13 +1185,18 @@ bool gate_decide_if_due(clockid_t clock, bool force)
 		return true;
 	if (!loaded)
 		return false;
-	/* A read before the decision is due only counts, whatever the claim: a fork child of
-	 * a process whose decision was forced (a status query) waits for its own due read
-	 * too. From the due read on, every read of a served clock looks at the claim. */
-	uint64_t read_number = 0;
+	/* A read before the decision's parts are due only counts, whatever the claim: a fork
+	 * child of a process whose decision was forced (a status query) waits for its own
+	 * reads too. From the first read that prepares on, every read of a served clock
+	 * looks at the claim. */
+	uint64_t read_number = 0, decide_after = 0;
 	bool due = force;
-	if (!force && ((read_number = served_read_number(clock, &due)) == 0 || !due))
-		return false;
+	if (!force) {
+		read_number = served_read_number(clock, &decide_after);
+		if (read_number == 0 || read_number + PREPARE_PARTS < decide_after)
+			return false;
+		due = read_number >= decide_after;
+	}
 	/* The estimator's child, forked by the decider, and its threads carry on the decider's
 	 * work and never decide. */
 	if (atomic_load_explicit(&measuring_in_child, memory_order_relaxed))
@@ -1082,9 +1209,16 @@ bool gate_decide_if_due(clockid_t clock, bool force)
 	uint64_t me = (uint64_t)raw_syscall4(SYS_gettid, 0, 0, 0, 0) & 0xffffffffu;
 	if (!atomic_compare_exchange_strong(claim, &held, me))
 		return claimed_elsewhere(held);
-	if (!gate_decided()) /* decided between our first look and the claim: nothing to do */
-		decide_claimed(read_number);
-	return true;
+	if (gate_decided()) /* decided between our first look and the claim: nothing to do */
+		return true;
+	decide_claimed(read_number, due);
+	if (gate_decided())
+		return true;
+	/* One part done, the decision not yet due: the claim is free for the next read's
+	 * part, whichever thread makes it; this read passed through meanwhile. */
+	atomic_store_explicit(claim, 0, memory_order_release);
+	atomic_fetch_add_explicit(&passed_while_deciding, 1, memory_order_relaxed);
+	return false;
 }
 
 /* ---- at exit: the verbose line of a process that never decided ---- */

@@ -34,7 +34,9 @@ struct gate_result {
 	struct cost_ps cost;     /* all 0 when the benefit gate did not run */
 	uint64_t cost_build;     /* the build the costs belong to */
 	bool costs_from_record;
-	uint64_t decide_ns;      /* how long the decision took */
+	uint64_t decide_ns;      /* how long the read that decided took to decide */
+	uint64_t prepared_ns;    /* and the parts run at reads before it, together */
+	uint32_t prepared_reads; /* at so many reads */
 	char reason[TSCSHIM_REASON_SIZE];
 };
 extern struct gate_result gate_result;

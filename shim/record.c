@@ -25,8 +25,8 @@
 #include <unistd.h>
 
 /* Too big for the decision's stack, and needed once per decision. What every warm
- * decision writes (the claim, the parsed records, the path, then the file buffer, so that
- * a record file of one CPU set, about 420-480 bytes with two builds' costs, the common
+ * decision writes (the claim, the parsed records, then the file buffer, so that
+ * a record file of one CPU set, about 460-540 bytes with two builds' costs, the common
  * case, is read into that same page; the message buffer after it, written on a failure) sits in the scratch that shares the fork-wiped page the first
  * line's publication writes anyway (shim/line.h): one fresh page, not two. Every buffer
  * is written before it is read, within one decision. may_alias: the scratch is bytes. */
@@ -34,15 +34,18 @@ struct __attribute__((may_alias)) decision_buffers {
 	/* The gate's claim of the decision (record_decision_claim): on this page so that a
 	 * fork child finds it free; its own cache line, away from the buffers. */
 	_Alignas(64) _Atomic uint64_t claim;
+	/* How many of the decision's parts are done (record_decision_parts): beside the
+	 * claim, so that a fork child, finding the claim free, also starts the parts over. */
+	_Atomic uint32_t parts;
 	_Alignas(64) struct cache_file cache; /* the per-user cache as read (count 0: none usable) */
 	struct cache_file system;               /* the machine-wide record as read */
-	char cache_path[SAFEFILE_PATH_MAX];
 	char file[CACHE_MAX_SIZE + 1];
+	char cache_path[SAFEFILE_PATH_MAX];
 	char err[SAFEFILE_PATH_MAX + 160]; /* one step's message at a time: written on a failure */
 };
 _Static_assert(sizeof(struct decision_buffers) <= sizeof wiped.decision_scratch,
 	       "the decision's buffers fit the scratch");
-_Static_assert(offsetof(struct fork_wiped, decision_scratch) + offsetof(struct decision_buffers, file) + 480 <=
+_Static_assert(offsetof(struct fork_wiped, decision_scratch) + offsetof(struct decision_buffers, file) + 540 <=
 		       4096,
 	       "a one-record file shares the first page with what every decision writes");
 #define buffers (*(struct decision_buffers *)(void *)wiped.decision_scratch)
@@ -57,6 +60,11 @@ static AFTER_BSS struct {
 _Atomic uint64_t *record_decision_claim(void)
 {
 	return &buffers.claim;
+}
+
+_Atomic uint32_t *record_decision_parts(void)
+{
+	return &buffers.parts;
 }
 
 const char *record_note(void)

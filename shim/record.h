@@ -70,6 +70,9 @@ void record_keep(const char *path, const struct cache_record *rec);
  * while another thread decides finds it free, while a vfork or CLONE_VM child, which
  * shares the memory, finds it held. */
 _Atomic uint64_t *record_decision_claim(void);
+/* How many of the decision's parts are done (shim/gate.c), on the same wiped page: a
+ * fork child starts them over. Written only by the claim's holder. */
+_Atomic uint32_t *record_decision_parts(void);
 
 /* What went wrong with the per-user cache, for the verbose line; "" if nothing. */
 const char *record_note(void);

@@ -4,7 +4,8 @@
 #   test/figures-decide.sh [N] GLIBC_SHIM[:MUSL_SHIM] ...
 # Each case starts N processes (default 30) of probe_due (2000 CLOCK_MONOTONIC reads,
 # each timed with rdtscp) per build and prints the due read (the 1000th) less the
-# median read: min, median and max in us. As root (the machine-wide record must be
+# median read, then the dearest of the five reads before it less the median read
+# (they prepare the decision, a part each): min, median and max in us. As root (the machine-wide record must be
 # root's). Not a test: a measurement for the docs; nothing asserted.
 set -u
 n=30
@@ -20,13 +21,16 @@ chmod 755 "$work"
 
 stats() { sort -n | awk '{v[NR]=$1} END {if (NR) printf "%7.1f %7.1f %7.1f", v[1], v[int((NR+1)/2)], v[NR]; else printf "%23s", "-"}'; }
 
-# One case for one build: N processes, "min median max" of the due read's extra us.
+# One case for one build: N processes, "min median max" of the due read's extra us, then
+# the same of the dearest of the five reads before it (which prepare the decision).
 measure() { # PROGRAM LIBRARY ENV...
-	local program=$1 lib=$2
+	local program=$1 lib=$2 out
 	shift 2
-	for _ in $(seq "$n"); do
+	out=$(for _ in $(seq "$n"); do
 		env "$@" LD_PRELOAD="$lib" "$program" 2000 2>/dev/null
-	done | sed -n 's/.* extra_us=\([-0-9.]*\).*/\1/p' | stats
+	done)
+	printf '%s ; %s' "$(sed -n 's/.* extra_us=\([-0-9.]*\).*/\1/p' <<<"$out" | stats)" \
+		"$(sed -n 's/.* before_extra_us=\([-0-9.]*\).*/\1/p' <<<"$out" | stats)"
 }
 
 row() { # NAME SETUP-FUNCTION PROGRAM-KIND ENV...
@@ -39,7 +43,7 @@ row() { # NAME SETUP-FUNCTION PROGRAM-KIND ENV...
 		local glibc=${spec%%:*} musl=${spec#*:} program=$probe lib
 		lib=$glibc
 		if [ "$kind" = musl ]; then
-			[ "$musl" != "$spec" ] && [ -x "$musl_probe" ] || { printf ' | %23s' "-"; continue; }
+			[ "$musl" != "$spec" ] && [ -x "$musl_probe" ] || { printf ' | %49s' "-"; continue; }
 			program=$musl_probe lib=$musl
 		fi
 		"$setup" "$i" "$glibc" "$musl"
@@ -82,8 +86,8 @@ alternating() { # a cache that a musl process wrote last
 }
 
 builds=("$@")
-printf '%-58s' "case (due read less the median read, us: min median max)"
-for spec in "${builds[@]}"; do printf ' | %23s' "$(basename "$(dirname "${spec%%:*}")")/$(basename "${spec%%:*}")"; done
+printf '%-58s' "case (us over the median read: the due read ; the dearest of the 5 before it, min median max)"
+for spec in "${builds[@]}"; do printf ' | %49s' "$(basename "$(dirname "${spec%%:*}")")/$(basename "${spec%%:*}")"; done
 echo
 row "machine-wide record with this build's costs" fresh_record glibc TSCSHIM_CACHE=off
 row "per-user cache with this build's costs" cache_only glibc
@@ -102,7 +106,10 @@ if [ "$(id -u)" -eq 0 ] && command -v unshare >/dev/null; then
 		printf ' | %s' "$(for _ in $(seq "$n"); do
 			unshare -m sh -c "mount -t tmpfs none /proc && env TSCSHIM_SYSTEM_RECORD='$work/rec$i/record' \
 				TSCSHIM_CACHE='$work/cache$i' LD_PRELOAD='${spec%%:*}' '$probe' 2000" 2>/dev/null
-		done | sed -n 's/.* extra_us=\([-0-9.]*\).*/\1/p' | stats)"
+		done | sed -n 's/.* extra_us=\([-0-9.]*\).*/\1/p' | stats) ; $(for _ in $(seq "$n"); do
+			unshare -m sh -c "mount -t tmpfs none /proc && env TSCSHIM_SYSTEM_RECORD='$work/rec$i/record' \
+				TSCSHIM_CACHE='$work/cache$i' LD_PRELOAD='${spec%%:*}' '$probe' 2000" 2>/dev/null
+		done | sed -n 's/.* before_extra_us=\([-0-9.]*\).*/\1/p' | stats)"
 	done
 	echo
 fi

@@ -1,9 +1,10 @@
 /* The read a decision is due at, timed from the outside: probe_due N reads CLOCK_MONOTONIC
  * N times (default 2000), times each call with the counter (rdtscp on both sides), and
  * prints one line:
- *   due: read=K us=X plain_us=Y extra_us=Z
+ *   due: read=K us=X plain_us=Y extra_us=Z before_extra_us=B
  * where K is the read TSCSHIM_DECIDE_AFTER names (default 1000), X that read's time, Y
- * the median of the other reads and Z = X - Y. The counter's rate comes from the kernel's
+ * the median of the other reads, Z = X - Y, and B the dearest of the five reads before
+ * K (which prepare the decision, a part each) less Y. The counter's rate comes from the kernel's
  * clock (the system call, which no preload reaches) around the whole run. Exit 2 when K
  * is beyond N. Only measures: the assertions are the caller's. */
 #define _GNU_SOURCE
@@ -44,9 +45,14 @@ int main(int argc, char **argv)
 	int64_t k1 = kernel_ns(CLOCK_MONOTONIC);
 	double us_per_tick = (double)(k1 - k0) / 1e3 / (double)(t1 - t0);
 	uint64_t at_due = took[due - 1];
+	/* The reads just before it, which prepare the decision a part each: the dearest. */
+	uint64_t before = 0;
+	for (long i = due - 6 < 0 ? 0 : due - 6; i < due - 1; i++)
+		before = took[i] > before ? took[i] : before;
 	took[due - 1] = took[n - 1];
 	qsort(took, (size_t)n - 1, sizeof took[0], by_value);
 	double plain = (double)took[(n - 1) / 2] * us_per_tick, x = (double)at_due * us_per_tick;
-	printf("due: read=%ld us=%.2f plain_us=%.3f extra_us=%.2f\n", due, x, plain, x - plain);
+	printf("due: read=%ld us=%.2f plain_us=%.3f extra_us=%.2f before_extra_us=%.2f\n", due, x, plain, x - plain,
+	       (double)before * us_per_tick - plain);
 	return 0;
 }

@@ -87,7 +87,7 @@ static struct cache_record sample(void)
 		.max_shift_ticks = 399,
 		.rate_millihz = 2096008000036ull,
 		.costs = {{.kernel_ps = 23400, .syscall_ps = 412000, .fenced_ps = 27600, .unfenced_ps = 11800,
-			   .build = 18000000000000000001ull, .fenced_plan = 5}},
+			   .build = 18000000000000000001ull, .fenced_plan = 5, .clocksource = "tsc"}},
 	};
 	cpu_mask_add(&r.cpus, 0);
 	cpu_mask_add(&r.cpus, 1);
@@ -235,31 +235,66 @@ static void round_trip_extremes(void)
 	remove_dir();
 }
 
+/* Costs are of the clocksource they were measured under: not used under another; the
+ * same build's under two clocksources are kept side by side; a set measured where the
+ * clocksource was unknown ("") is used only where it is unknown too; a name with a
+ * space is not a record. */
+static void costs_of_a_clocksource(void)
+{
+	struct cache_record r = sample();
+	CHECK(cache_costs_of(&r, 18000000000000000001ull, "tsc") != NULL);
+	CHECK(cache_costs_of(&r, 18000000000000000001ull, "kvm-clock") == NULL);
+	/* A caller that cannot tell its clocksource takes the newest set of its build. */
+	CHECK(cache_costs_of(&r, 18000000000000000001ull, "") == &r.costs[0]);
+	struct cache_costs kvm = r.costs[0];
+	kvm.kernel_ps = 26000;
+	snprintf(kvm.clocksource, sizeof kvm.clocksource, "kvm-clock");
+	cache_costs_keep(&r, &kvm);
+	CHECK(cache_costs_of(&r, 18000000000000000001ull, "kvm-clock")->kernel_ps == 26000);
+	CHECK(cache_costs_of(&r, 18000000000000000001ull, "tsc")->kernel_ps == 23400);
+	struct cache_costs unknown = kvm;
+	unknown.clocksource[0] = '\0';
+	cache_costs_keep(&r, &unknown); /* a third key: the oldest (tsc) goes */
+	CHECK(cache_costs_of(&r, 18000000000000000001ull, "") && !cache_costs_of(&r, 18000000000000000001ull, "tsc"));
+	/* Through the file, with the clocksource kept. */
+	struct cache_file f = one(r), back;
+	char buf[CACHE_MAX_SIZE + 1], why[160];
+	CHECK(cache_format(&f, buf, sizeof buf, why, sizeof why) > 0);
+	CHECK(strstr(buf, "\ncost_clocksource=\n") && strstr(buf, "\ncost_clocksource_2=kvm-clock\n"));
+	CHECK(cache_parse(buf, strlen(buf), &back, why, sizeof why) == CACHE_OK);
+	CHECK(cache_costs_of(&back.record[0], 18000000000000000001ull, "kvm-clock") != NULL);
+	/* The longest hyperv name fits; a space does not. */
+	snprintf(r.costs[0].clocksource, sizeof r.costs[0].clocksource, "hyperv_clocksource_tsc_page");
+	CHECK(cache_record_check(&r, why, sizeof why) == 0);
+	snprintf(r.costs[0].clocksource, sizeof r.costs[0].clocksource, "kvm clock");
+	CHECK(cache_record_check(&r, why, sizeof why) == -1 && strstr(why, "cost_clocksource"));
+}
+
 /* Two builds' costs side by side: each keeps its own, a third evicts the older, and a
  * record for the same CPU set replaced in the cache keeps the other build's costs. */
 static void costs_of_two_builds(void)
 {
 	struct cache_record r = sample();
 	struct cache_costs musl = {.kernel_ps = 30000, .syscall_ps = 400000, .fenced_ps = 29000, .unfenced_ps = 12000,
-				   .build = 7};
+				   .build = 7, .clocksource = "tsc"};
 	cache_costs_keep(&r, &musl);
-	CHECK(cache_costs_of(&r, 7) && cache_costs_of(&r, 7)->kernel_ps == 30000);
-	CHECK(cache_costs_of(&r, 18000000000000000001ull) != NULL);
-	CHECK(cache_costs_of(&r, 8) == NULL);
+	CHECK(cache_costs_of(&r, 7, "tsc") && cache_costs_of(&r, 7, "tsc")->kernel_ps == 30000);
+	CHECK(cache_costs_of(&r, 18000000000000000001ull, "tsc") != NULL);
+	CHECK(cache_costs_of(&r, 8, "tsc") == NULL);
 	struct cache_costs again = musl;
 	again.kernel_ps = 31000;
 	cache_costs_keep(&r, &again); /* the same build: replaced, the other kept */
-	CHECK(cache_costs_of(&r, 7)->kernel_ps == 31000 && cache_costs_of(&r, 18000000000000000001ull));
+	CHECK(cache_costs_of(&r, 7, "tsc")->kernel_ps == 31000 && cache_costs_of(&r, 18000000000000000001ull, "tsc"));
 	struct cache_costs third = musl;
 	third.build = 9;
 	cache_costs_keep(&r, &third); /* a third: the oldest (the glibc one) goes */
-	CHECK(cache_costs_of(&r, 9) && cache_costs_of(&r, 7) && !cache_costs_of(&r, 18000000000000000001ull));
+	CHECK(cache_costs_of(&r, 9, "tsc") && cache_costs_of(&r, 7, "tsc") && !cache_costs_of(&r, 18000000000000000001ull, "tsc"));
 	/* Round trip through the file. */
 	struct cache_file f = one(r), back;
 	char buf[CACHE_MAX_SIZE + 1], why[160];
 	int n = cache_format(&f, buf, sizeof buf, why, sizeof why);
 	CHECK(n > 0 && cache_parse(buf, (size_t)n, &back, why, sizeof why) == CACHE_OK);
-	CHECK(cache_costs_of(&back.record[0], 9) && cache_costs_of(&back.record[0], 7));
+	CHECK(cache_costs_of(&back.record[0], 9, "tsc") && cache_costs_of(&back.record[0], 7, "tsc"));
 	/* The same CPU set written again by the other build: both builds' costs stay. */
 	struct cache_file cache = one(sample());
 	struct cache_record other = sample();
@@ -267,7 +302,7 @@ static void costs_of_two_builds(void)
 	cache_costs_keep(&other, &musl);
 	cache_insert(&cache, &other);
 	CHECK_EQ_U64(cache.count, 1);
-	CHECK(cache_costs_of(&cache.record[0], 7) && cache_costs_of(&cache.record[0], 18000000000000000001ull));
+	CHECK(cache_costs_of(&cache.record[0], 7, "tsc") && cache_costs_of(&cache.record[0], 18000000000000000001ull, "tsc"));
 	CHECK_EQ_U64(cache.record[0].costs[0].build, 7); /* the newest first */
 }
 
@@ -276,7 +311,7 @@ static void format_is_the_documented_text(void)
 	struct cache_file f = one(sample());
 	char buf[CACHE_MAX_SIZE + 1], why[160];
 	int n = cache_format(&f, buf, sizeof buf, why, sizeof why);
-	const char *expect_body = "tscshim-cache 6\n"
+	const char *expect_body = "tscshim-cache 7\n"
 				  "boot_id=0f8e4c2a-6b1d-4e5f-9a3c-7d2b1e0f4a6c\n"
 				  "cpu_signature=11538209\n"
 				  "counter_invariant=1\n"
@@ -292,12 +327,14 @@ static void format_is_the_documented_text(void)
 				  "unfenced_ps=11800\n"
 				  "cost_build=18000000000000000001\n"
 				  "fenced_plan=5\n"
+				  "cost_clocksource=tsc\n"
 				  "kernel_ps_2=0\n"
 				  "syscall_ps_2=0\n"
 				  "fenced_ps_2=0\n"
 				  "unfenced_ps_2=0\n"
 				  "cost_build_2=0\n"
-				  "fenced_plan_2=0\n";
+				  "fenced_plan_2=0\n"
+				  "cost_clocksource_2=\n";
 	size_t body = strlen(expect_body);
 	CHECK(n > 0 && (size_t)n == strlen(buf));
 	CHECK(strncmp(buf, expect_body, body) == 0);
@@ -379,13 +416,13 @@ static void corrupt_empty_and_garbage(void)
 	expect_corrupt_file("NUL");
 	write_bytes(path, "\n\n\n", 3);
 	expect_corrupt_file("not a tscshim cache");
-	write_bytes(path, "tscshim-cache 6\n", 16);
+	write_bytes(path, "tscshim-cache 7\n", 16);
 	expect_corrupt_file("no checksum line");
-	write_bytes(path, "tscshim-cache 6", 15);
+	write_bytes(path, "tscshim-cache 7", 15);
 	expect_corrupt_file("no final newline");
 	write_with_checksum(path, "tscshim-cache 03\n");
 	expect_corrupt_file("not a tscshim cache");
-	write_with_checksum(path, "tscshim-cache 6\n");
+	write_with_checksum(path, "tscshim-cache 7\n");
 	expect_corrupt_file("no record");
 	remove_dir();
 }
@@ -441,7 +478,7 @@ static void corrupt_other_version(void)
 	body[14] = '1';
 	write_with_checksum(path, body);
 	expect_corrupt_file("another format version");
-	body[14] = '7';
+	body[14] = '8';
 	write_with_checksum(path, body);
 	expect_corrupt_file("another format version");
 	remove_dir();
@@ -455,7 +492,7 @@ static void corrupt_fields(void)
 		/* Only the writer's form: every field, once, in the table's order. */
 		{"cpus=", "cpus=3\n", "cpus=3\n", "expected the field estimate_verdict"},
 		{"boot_id=", NULL, NULL, "expected the field boot_id"},
-		{"fenced_plan_2=", NULL, NULL, "a record is cut short"},
+		{"cost_clocksource_2=", NULL, NULL, "a record is cut short"},
 		{"fenced_plan=", "fenced_plan=8\n", NULL, "fenced_plan"},
 		{"cpus=", "cpu_signature=1\n", NULL, "expected the field cpus"},
 		{"cpus=", "=3\n", NULL, "expected the field cpus"},
@@ -508,8 +545,8 @@ static void corrupt_fields(void)
 	/* Five records are one too many; an extra line after the checksum is not allowed. */
 	char good[CACHE_MAX_SIZE], five[6 * CACHE_MAX_SIZE];
 	good_body(good, sizeof good);
-	const char *rec = good + strlen("tscshim-cache 6\n");
-	snprintf(five, sizeof five, "tscshim-cache 6\n%s%s%s%s%s", rec, rec, rec, rec, rec);
+	const char *rec = good + strlen("tscshim-cache 7\n");
+	snprintf(five, sizeof five, "tscshim-cache 7\n%s%s%s%s%s", rec, rec, rec, rec, rec);
 	write_with_checksum(path, five);
 	expect_corrupt_file("more than 4 records");
 	struct cache_file in = one(sample());
@@ -933,6 +970,7 @@ int main(void)
 	RUN(round_trip_extremes);
 	RUN(format_is_the_documented_text);
 	RUN(costs_of_two_builds);
+	RUN(costs_of_a_clocksource);
 	RUN(missing_file);
 	RUN(corrupt_empty_and_garbage);
 	RUN(corrupt_every_truncation);

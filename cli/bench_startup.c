@@ -164,9 +164,10 @@ enum { DUE_READS = 2000 };
 
 /* Internal: `tscshim __due-read`, run under the shim by bench --startup. Reads
  * CLOCK_MONOTONIC DUE_READS times, each timed with rdtscp on both sides, and prints
- * "due EXTRA_US PLAIN_US": the read TSCSHIM_DECIDE_AFTER names (1000 by default) less the
- * median of the others, and that median, in us (the counter's rate from the kernel's
- * clock, through the system call, around the whole run). */
+ * "due EXTRA_US PLAIN_US BEFORE_US": the read TSCSHIM_DECIDE_AFTER names (1000 by
+ * default) less the median of the others, that median, and the dearest of the five reads
+ * before the due one (each prepares a part of the decision) less it, in us (the
+ * counter's rate from the kernel's clock, through the system call, around the whole run). */
 int command_due_read(void)
 {
 	static uint64_t took[DUE_READS];
@@ -185,18 +186,22 @@ int command_due_read(void)
 	uint64_t t1 = __rdtscp(&aux), k1 = kernel_clock_ns(CLOCK_MONOTONIC);
 	double us_per_tick = (double)(k1 - k0) / 1e3 / (double)(t1 - t0);
 	double at_due = (double)took[due - 1] * us_per_tick;
+	uint64_t before = 0;
+	for (long i = due > 6 ? due - 6 : 0; i < due - 1; i++)
+		before = took[i] > before ? took[i] : before;
 	double rest[DUE_READS];
 	int n = 0;
 	for (int i = 0; i < DUE_READS; i++)
 		if (i != due - 1)
 			rest[n++] = (double)took[i] * us_per_tick;
 	double plain = median_of(rest, n);
-	printf("due %.3f %.4f\n", at_due - plain, plain);
+	printf("due %.3f %.4f %.3f\n", at_due - plain, plain, (double)before * us_per_tick - plain);
 	return 0;
 }
 
-/* One `__due-read` process under the shim with `settings`: its extra us, or -1. */
-static double due_read_once(const char *self, const char *library, const char *const *settings)
+/* One `__due-read` process under the shim with `settings`: its extra us at the due read,
+ * or -1, and in *before the dearest of the five reads before it. */
+static double due_read_once(const char *self, const char *library, const char *const *settings, double *before)
 {
 	char *env[ENV_MAX];
 	char preload[PATH_MAX + 16];
@@ -225,7 +230,7 @@ static double due_read_once(const char *self, const char *library, const char *c
 			;
 	line[got > 0 ? got : 0] = '\0';
 	double extra, plain;
-	return sscanf(line, "due %lf %lf", &extra, &plain) == 2 ? extra : -1;
+	return sscanf(line, "due %lf %lf %lf", &extra, &plain, before) == 3 ? extra : -1;
 }
 
 /* The read that decides (the thousandth, as a program with no variable meets it), from
@@ -247,28 +252,32 @@ static void bench_due_read(const char *library, const char *record_setting, bool
 		bool skip;
 	} rows[] = {{"machine-wide record, the read that decides", record, !have_record},
 		    {"per-user cache, the read that decides", cache, false}};
-	static double extra[MAX_ROUNDS];
-	printf("the read that decides (read 1000 of %d, less the median read; %d processes):\n", DUE_READS,
-	       processes);
-	printf("%-44s %10s %10s %10s\n", "case", "median us", "worst us", "failed");
+	static double extra[MAX_ROUNDS], before[MAX_ROUNDS];
+	printf("the read that decides (read 1000 of %d), and the dearest of the 5 before it, which prepare\n"
+	       "the decision a part each (less the median read; %d processes):\n",
+	       DUE_READS, processes);
+	printf("%-44s %10s %10s %12s %12s %7s\n", "case", "median us", "worst us", "before: med", "before: worst",
+	       "failed");
 	for (int r = 0; r < 2; r++) {
 		if (rows[r].skip)
 			continue;
-		due_read_once(self, library, rows[r].settings); /* a cold start writes the cache */
+		double ignored;
+		due_read_once(self, library, rows[r].settings, &ignored); /* a cold start writes the cache */
 		int n = 0, failed = 0;
 		for (int i = 0; i < processes; i++) {
-			double x = due_read_once(self, library, rows[r].settings);
+			double x = due_read_once(self, library, rows[r].settings, &before[n]);
 			if (x < 0)
 				failed++;
 			else
 				extra[n++] = x;
 		}
 		if (n == 0) {
-			printf("%-44s %10s %10s %10d\n", rows[r].name, "-", "-", failed);
+			printf("%-44s %10s %10s %12s %12s %7d\n", rows[r].name, "-", "-", "-", "-", failed);
 			continue;
 		}
-		double median = median_of(extra, n); /* sorted now */
-		printf("%-44s %10.1f %10.1f %10d\n", rows[r].name, median, extra[n - 1], failed);
+		double median = median_of(extra, n), before_median = median_of(before, n); /* sorted now */
+		printf("%-44s %10.1f %10.1f %12.1f %12.1f %7d\n", rows[r].name, median, extra[n - 1], before_median,
+		       before[n - 1], failed);
 	}
 }
 

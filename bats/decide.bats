@@ -66,6 +66,26 @@ smallest_altstack() {
 	[ "$calls" -le 10 ]
 }
 
+@test "decide: a handler that jumps out of the reads that prepare and make the decision leaves no claim held" {
+	# A 50 us interval timer whose handler siglongjmps out of whichever read it interrupts.
+	# A signal held back during a part is delivered when the mask is restored: before,
+	# that came while the claim was still held by the (live) reading thread, so every
+	# later read passed through and the process never decided (40 of 40 runs).
+	require_reliable
+	warm_cache
+	local i
+	for i in 1 2 3 4 5 6 7 8; do
+		run --separate-stderr env TSCSHIM_DECIDE_AFTER=10 TSCSHIM_STATS=stderr TSCSHIM_VERBOSE=1 \
+			LD_PRELOAD="$SHIM" "$LAZY" jump-out "$BOUND"
+		echo "$output"
+		echo "$stderr"
+		[ "$status" -eq 0 ]
+		[[ "$output" == *"jump-out: jumps="*" decided=1"* ]]
+		[[ "$stderr" == *"serving from the TSC"* ]]
+		[[ "$stderr" != *"still under way at exit"* ]]
+	done
+}
+
 # Per process of the trace: how many times it called getpid, gettid or tkill; the largest.
 most_calls() {
 	awk '$2 ~ /^(getpid|gettid|tkill)\(/ {n[$1]++} END {m = 0; for (p in n) if (n[p] > m) m = n[p]; print m}' "$1"

@@ -840,6 +840,11 @@ static bool part_verdict(struct decision *d)
 	struct counter_identity id;
 	struct verdict v;
 	counter_identity(found, &id);
+	/* The clocksource as it is now, where it decides: part 3 may have read it long ago
+	 * (the reads before the due one can be hours apart), and the kernel's watchdog may
+	 * have left the TSC meanwhile. */
+	if (o->num[OPT_REQUIRE_TSC_CLOCKSOURCE])
+		part_clocksource(d);
 	if (step4_counter_refuses(d, &id, &v)) {
 		text_line(r->reason, sizeof r->reason, v.reason, NULL);
 		return false;
@@ -1160,23 +1165,48 @@ static void decide_on_own_stack(void *arg)
 	say_stack_used();
 }
 
-/* The claimed decision: every signal blocked (no handler runs inside it, jumps out of it
- * or cancels it), cancellation off, errno kept. Only a forced decision may measure: a
- * cold start at load, or a status query, which a program (tscshim calib --save's costs
- * child) makes to have it decided now; never a read (read_number 0: not a read). */
-static void decide_claimed(uint64_t read_number, bool all)
+/* What one attempt on the claim came to. */
+enum claim_outcome {
+	CLAIM_LOST,      /* another thread (or a vfork child) took it first */
+	CLAIM_DECIDED,   /* the decision is made (now, or by another meanwhile) */
+	CLAIM_PART_DONE, /* one part done, the decision not yet made: the claim freed again */
+};
+
+/* Takes the claim and runs what this read owes: one more part, or every part left
+ * (`all`). Every signal is blocked and cancellation off from before the claim is taken
+ * until after it is freed (or kept, the decision made), errno kept: a handler that jumps
+ * out, or a cancellation acted on, between the two would leave the claim held by a live
+ * thread for good (no handler runs inside a part, jumps out of it or cancels it). Only a
+ * forced decision may measure: a cold start at load, or a status query, which a program
+ * (tscshim calib --save's costs child) makes to have it decided now; never a read
+ * (read_number 0: not a read). On CLAIM_LOST, *held is the claim found. */
+static enum claim_outcome claim_and_decide(uint64_t read_number, bool all, uint64_t *held)
 {
+	_Atomic uint64_t *claim = record_decision_claim();
+	uint64_t me = (uint64_t)raw_syscall4(SYS_gettid, 0, 0, 0, 0) & 0xffffffffu;
 	uint64_t saved_mask;
 	bool blocked = signals_block_all(&saved_mask);
-	decision_signals_blocked = blocked;
 	int cancel_state;
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
 	int saved_errno = errno;
-	struct decision_call call = {read_number, all};
-	run_on_decision_stack(decide_on_own_stack, &call);
+	enum claim_outcome outcome;
+	if (!atomic_compare_exchange_strong(claim, held, me)) {
+		outcome = CLAIM_LOST;
+	} else if (gate_decided()) {
+		outcome = CLAIM_DECIDED; /* decided between our first look and the claim */
+	} else {
+		decision_signals_blocked = blocked;
+		struct decision_call call = {read_number, all};
+		run_on_decision_stack(decide_on_own_stack, &call);
+		outcome = gate_decided() ? CLAIM_DECIDED : CLAIM_PART_DONE;
+		/* The claim is free for the next read's part, whichever thread makes it. */
+		if (outcome == CLAIM_PART_DONE)
+			atomic_store_explicit(claim, 0, memory_order_release);
+	}
 	errno = saved_errno;
 	pthread_setcancelstate(cancel_state, NULL);
 	signals_restore(blocked, &saved_mask);
+	return outcome;
 }
 
 bool gate_decide_if_due(clockid_t clock, bool force)
@@ -1190,35 +1220,36 @@ bool gate_decide_if_due(clockid_t clock, bool force)
 	 * reads too. From the first read that prepares on, every read of a served clock
 	 * looks at the claim. */
 	uint64_t read_number = 0, decide_after = 0;
-	bool due = force;
+	bool all = force;
 	if (!force) {
 		read_number = served_read_number(clock, &decide_after);
 		if (read_number == 0 || read_number + PREPARE_PARTS < decide_after)
 			return false;
-		due = read_number >= decide_after;
+		/* One part a read, the last (steps 4 to 9) at the due read; where other threads'
+		 * batches carried the count past the first reads that prepare, the parts go on
+		 * at the reads after it, one a read, and the decision comes as many reads later.
+		 * A count too small for five reads before it runs what is left at the due read
+		 * (TSCSHIM_DECIDE_AFTER=1: everything at the first). */
+		all = read_number >= decide_after && decide_after <= PREPARE_PARTS;
 	}
 	/* The estimator's child, forked by the decider, and its threads carry on the decider's
 	 * work and never decide. */
 	if (atomic_load_explicit(&measuring_in_child, memory_order_relaxed))
 		return false;
-	_Atomic uint64_t *claim = record_decision_claim();
-	uint64_t held = atomic_load_explicit(claim, memory_order_acquire);
+	uint64_t held = atomic_load_explicit(record_decision_claim(), memory_order_acquire);
 	if (held != 0)
 		return claimed_elsewhere(held);
 	mark_claim_page();
-	uint64_t me = (uint64_t)raw_syscall4(SYS_gettid, 0, 0, 0, 0) & 0xffffffffu;
-	if (!atomic_compare_exchange_strong(claim, &held, me))
+	switch (claim_and_decide(read_number, all, &held)) {
+	case CLAIM_LOST:
 		return claimed_elsewhere(held);
-	if (gate_decided()) /* decided between our first look and the claim: nothing to do */
+	case CLAIM_DECIDED:
 		return true;
-	decide_claimed(read_number, due);
-	if (gate_decided())
-		return true;
-	/* One part done, the decision not yet due: the claim is free for the next read's
-	 * part, whichever thread makes it; this read passed through meanwhile. */
-	atomic_store_explicit(claim, 0, memory_order_release);
-	atomic_fetch_add_explicit(&passed_while_deciding, 1, memory_order_relaxed);
-	return false;
+	default:
+		/* This read passed through while the decision was under way. */
+		atomic_fetch_add_explicit(&passed_while_deciding, 1, memory_order_relaxed);
+		return false;
+	}
 }
 
 /* ---- at exit: the verbose line of a process that never decided ---- */

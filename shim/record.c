@@ -172,14 +172,10 @@ void record_mark_stale(const char *path)
 /* The effective uid the per-user cache belongs to, read once by record_cache_path (the
  * decision asks it first): the program may have changed it since load. */
 static uid_t cache_owner ON_LOAD_PAGE;
-/* Whether buffers.cache holds the per-user cache as this decision read it (cleared where
- * each decision begins with the records: record_cache_path). */
-static bool cache_read_now ON_LOAD_PAGE;
 
 const char *record_cache_path(const struct option_values *o)
 {
 	cache_owner = (uid_t)raw_syscall4(SYS_geteuid, 0, 0, 0, 0);
-	cache_read_now = false;
 	const char *option = o->text[OPT_CACHE];
 	if (strcmp(option, "off") == 0)
 		return NULL;
@@ -203,7 +199,6 @@ static int read_cache(const char *path)
 			    buffers.err, sizeof buffers.err);
 	if (rc != CACHE_OK)
 		buffers.cache.count = 0;
-	cache_read_now = true;
 	return rc;
 }
 
@@ -307,10 +302,11 @@ int record_measure(const struct option_values *o, const struct cache_key *key,
 
 void record_keep(const char *path, const struct cache_record *rec)
 {
-	/* A verdict taken from the machine-wide record leaves the cache unread: read it now,
-	 * so that the rewrite keeps its records for other CPU sets. */
-	if (!cache_read_now)
-		read_cache(path);
+	/* Read it again now, so that the rewrite keeps its records for other CPU sets and
+	 * whatever other processes wrote since the decision's part read it (a verdict from
+	 * the machine-wide record left it unread; a part may have read it long ago). Only a
+	 * forced decision keeps a record: it measured, so one read more is nothing. */
+	read_cache(path);
 	cache_insert(&buffers.cache, rec);
 	if (cache_write(path, &buffers.cache, false, buffers.file, sizeof buffers.file, buffers.err,
 			sizeof buffers.err) != 0) {

@@ -46,6 +46,12 @@
  *                                       or clone(CLONE_VM) child, sharing the memory,
  *                                       reads 1000 times: it must not decide (exit 3 if
  *                                       the hold was never reached)
+ *   probe_lazy jump-out BOUND_NS        40 reads under a 50 us interval timer whose handler
+ *                                       siglongjmps out of any read it interrupts (the
+ *                                       reads that prepare and make the decision among
+ *                                       them), then 100000 checked reads; prints
+ *                                       "jump-out: jumps=J decided=D": the decision must
+ *                                       still be made (no claim left held)
  * With PROBE_READS_FIRST=N in the environment, handler and threads make N checked reads
  * on the main thread first (below TSCSHIM_DECIDE_AFTER they pass through), so that the
  * read the decision is due at comes in the handler or from the two threads.
@@ -66,7 +72,9 @@
 #include <sched.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <setjmp.h>
 #include <sys/prctl.h>
+#include <sys/time.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <sys/wait.h>
@@ -313,6 +321,51 @@ static int kill_decider(void)
 	return report("kill-decider");
 }
 
+/* ---- a handler that jumps out of the reads that decide ---- */
+
+static sigjmp_buf jump_target;
+static volatile sig_atomic_t in_read;
+static long jumps;
+
+static void jump_out_of_read(int sig)
+{
+	(void)sig;
+	if (!in_read)
+		return;
+	in_read = 0;
+	jumps++;
+	siglongjmp(jump_target, 1);
+}
+
+static int jump_out(void)
+{
+	struct sigaction sa = {.sa_handler = jump_out_of_read};
+	sigaction(SIGALRM, &sa, NULL);
+	struct itimerval every_50us = {{0, 50}, {0, 50}}, off = {{0, 0}, {0, 0}};
+	setitimer(ITIMER_REAL, &every_50us, NULL);
+	struct timespec ts;
+	for (volatile int i = 0; i < 40; i++) {
+		if (sigsetjmp(jump_target, 1) == 0) {
+			in_read = 1;
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			in_read = 0;
+		}
+		for (volatile int k = 0; k < 20000; k++)
+			;
+	}
+	setitimer(ITIMER_REAL, &off, NULL);
+	for (int i = 0; i < 100000; i++)
+		checked_read();
+	typedef int status_fn(struct tscshim_status *, size_t);
+	status_fn *fn = (status_fn *)dlsym(RTLD_DEFAULT, "tscshim_status_v2");
+	struct tscshim_status st;
+	memset(&st, 0, sizeof st);
+	if (fn)
+		fn(&st, sizeof st);
+	printf("jump-out: jumps=%ld decided=%d\n", jumps, st.decided);
+	return report("jump-out");
+}
+
 /* ---- forks while another thread decides ---- */
 
 static _Atomic int reading;
@@ -404,6 +457,8 @@ int main(int argc, char **argv)
 		return kill_decider();
 	if (strcmp(argv[1], "fork-storm") == 0)
 		return fork_storm();
+	if (strcmp(argv[1], "jump-out") == 0)
+		return jump_out();
 	if (strcmp(argv[1], "handler") == 0) {
 		struct sigaction sa = {.sa_handler = on_signal};
 		sigaction(SIGUSR1, &sa, NULL);

@@ -73,10 +73,4 @@ uint64_t gate_passed_while_deciding(void);
  * measurement run only in a cold start at load, within the estimate budget). */
 bool gate_decide_if_due(clockid_t clock, bool force);
 
-/* The name it had: "first" read it was once, the due read it is now. */
-static inline bool gate_first_read(clockid_t clock, bool force)
-{
-	return gate_decide_if_due(clock, force);
-}
-
 #endif

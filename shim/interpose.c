@@ -191,7 +191,7 @@ SHIM_EXPORT int tscshim_test_pass_target(void)
  * another thread, or before a real function is known: pass this call through. */
 static bool decided_at_or_before(clockid_t clock, enum real_function entry)
 {
-	if (!gate_decided() && !gate_first_read(clock, false))
+	if (!gate_decided() && !gate_decide_if_due(clock, false))
 		return false;
 	/* Setting it may ask getauxval for the vDSO, which sets errno where there is none:
 	 * a call that then succeeds leaves errno as it found it, as the C library's does. */
@@ -336,6 +336,6 @@ LOAD_PATH __attribute__((constructor(101))) static void shim_load(void)
 	real_find_all();
 	refclock_gettime = real_clock_gettime;
 	if (gate_load())
-		gate_first_read(CLOCK_MONOTONIC, true);
+		gate_decide_if_due(CLOCK_MONOTONIC, true);
 	errno = saved;
 }

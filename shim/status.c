@@ -104,7 +104,7 @@ static __attribute__((noinline)) void copy_status(struct tscshim_status *out, si
 
 SHIM_EXPORT int tscshim_status(struct tscshim_status *out)
 {
-	gate_first_read(CLOCK_MONOTONIC, true);
+	gate_decide_if_due(CLOCK_MONOTONIC, true);
 	copy_status(out, STATUS_V1_END);
 	return 0;
 }
@@ -126,7 +126,7 @@ SHIM_EXPORT int tscshim_status_sized(struct tscshim_status *out, size_t size)
 	int version = status_version_filled(size);
 	if (version < 0)
 		return -1;
-	gate_first_read(CLOCK_MONOTONIC, true);
+	gate_decide_if_due(CLOCK_MONOTONIC, true);
 	copy_status(out, size);
 	return version;
 }

@@ -264,18 +264,18 @@ static uint64_t served_read_number(clockid_t clock, uint64_t *decide_after)
 	 * per COUNT_BATCH reads, or at once where the two together reach the first of the
 	 * reads that prepare the decision: one thread's reads are still numbered exactly,
 	 * and threads reading at once write the shared line once a batch, not at every read
-	 * (an atomic add on a line two CPUs fight over cost 117 ns a read). Counted only
-	 * until due: the reads after it (while another thread decides) only load the shared
-	 * word. */
+	 * (an atomic add on a line two CPUs fight over cost 117 ns a read). Shared only
+	 * until due: the reads after it (while a decision is under way, its parts perhaps
+	 * still running) only load the shared word and count on in their own, so that each
+	 * thread's reads stay numbered. */
 	uint64_t shared = atomic_load_explicit(&reads_before_decision, memory_order_relaxed);
 	uint64_t mine = (uint64_t)reads_not_yet_shared + 1;
-	if (shared + mine + PREPARE_PARTS < *decide_after && mine < COUNT_BATCH) {
+	if (shared >= *decide_after || (shared + mine + PREPARE_PARTS < *decide_after && mine < COUNT_BATCH)) {
 		reads_not_yet_shared = (uint32_t)mine;
 		return shared + mine;
 	}
 	reads_not_yet_shared = 0;
-	return shared < *decide_after ? atomic_fetch_add_explicit(&reads_before_decision, mine, memory_order_relaxed) + mine
-				      : shared + mine;
+	return atomic_fetch_add_explicit(&reads_before_decision, mine, memory_order_relaxed) + mine;
 }
 
 /* ---- the decision's outcome, step by step ---- */

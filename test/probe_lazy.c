@@ -52,6 +52,10 @@
  *                                       them), then 100000 checked reads; prints
  *                                       "jump-out: jumps=J decided=D": the decision must
  *                                       still be made (no claim left held)
+ *   probe_lazy fork-between-parts BOUND_NS  PROBE_READS_FIRST reads (some of which run
+ *                                       parts of the decision), then a fork: the child
+ *                                       (its fork-wiped count of parts zeroed) and the
+ *                                       parent each read 1000 times within BOUND_NS
  * With PROBE_READS_FIRST=N in the environment, handler and threads make N checked reads
  * on the main thread first (below TSCSHIM_DECIDE_AFTER they pass through), so that the
  * read the decision is due at comes in the handler or from the two threads.
@@ -403,6 +407,24 @@ static int fork_storm(void)
 	return report("fork-storm parent") || failed;
 }
 
+/* ---- a fork between the decision's parts ---- */
+
+static int fork_between_parts(void)
+{
+	reads_first();
+	fflush(stdout);
+	pid_t child = fork();
+	if (child < 0)
+		return 2;
+	for (int k = 0; k < 1000; k++)
+		checked_read();
+	if (child == 0)
+		exit(report("fork-between-parts child"));
+	int status = 0;
+	bool child_ok = waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+	return report("fork-between-parts parent") || !child_ok;
+}
+
 /* ---- a child sharing the memory while a thread decides ---- */
 
 static int shared_vm_child(void *arg)
@@ -459,6 +481,8 @@ int main(int argc, char **argv)
 		return fork_storm();
 	if (strcmp(argv[1], "jump-out") == 0)
 		return jump_out();
+	if (strcmp(argv[1], "fork-between-parts") == 0)
+		return fork_between_parts();
 	if (strcmp(argv[1], "handler") == 0) {
 		struct sigaction sa = {.sa_handler = on_signal};
 		sigaction(SIGUSR1, &sa, NULL);

@@ -59,13 +59,15 @@ struct tscshim_status {
 	/* ---- version 2: filled by tscshim_status_sized() only ---- */
 	uint32_t version;       /* the newest version the library that filled this knows (its
 	                         * TSCSHIM_STATUS_VERSION), whatever the size passed */
-	int decided;            /* 1: the decision ran (at the first read of a served clock, or
-	                         * at this query); 0: not yet */
+	int decided;            /* 1: the decision ran (at the TSCSHIM_DECIDE_AFTER-th read of
+	                         * a served clock, at load on a cold start, or at this query);
+	                         * 0: not yet */
 	int source;             /* enum tscshim_source */
 	int costs_from_record;  /* 1: the costs below came from a record; 0: measured now */
 	int not_worth_it;       /* 1: reliable, but the counter is not cheaper (TSCSHIM_SERVE=auto) */
 	int stopped_uncovered;  /* 1: stopped: the CPU affinity widened beyond the verdict's CPUs */
-	uint64_t decide_ns;     /* how long the decision took */
+	uint64_t decide_ns;     /* how long the decision took at the call that made it (the
+	                         * parts prepared at the reads before it not included) */
 	/* The benefit gate's per-call costs in picoseconds (0: not measured), and the build
 	 * of the library they belong to (its GNU build-id folded to 64 bits). */
 	uint64_t cost_kernel_ps, cost_syscall_ps, cost_fenced_ps, cost_unfenced_ps;

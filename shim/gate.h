@@ -6,11 +6,13 @@
  * what loading it costs (gate_load) and a count per read: a decision costs what tens of
  * thousands of cheaper reads win back, which such a program would never make.
  *
- * Its steps, cheapest refusal first, are gate.c's functions, one per step. */
+ * The gate: when a decision runs (the due read, load, a status query), the claim that
+ * lets one part of it run at a time in an address space, its own stack, and the one
+ * publication. Its steps are decision.c's. */
 #ifndef SHIM_GATE_H
 #define SHIM_GATE_H
 
-#include "cost.h"
+#include "decision.h"
 
 #include "tscshim.h"
 
@@ -18,28 +20,8 @@
 #include <stdint.h>
 #include <time.h>
 
-/* What the decision found. Written only by the deciding thread, before the phase becomes
- * decided (release); read by others only after gate_decided() (acquire). */
-struct gate_result {
-	/* The decision's outcome: the counter path was opened and kept (serving), as decided.
-	 * Not the clock's own state afterwards (clock_counters: the watchdog may stop it), nor
-	 * the stats line's "active" (that one). */
-	bool serving;
-	bool not_worth_it;       /* reliable, but the benefit gate closed the path again */
-	bool fenced;
-	uint32_t served;         /* bit set of enum served_clock */
-	uint64_t rate_millihz;   /* 0 if unknown */
-	uint64_t max_shift_ns;   /* UINT64_MAX if unknown */
-	enum tscshim_source source;
-	struct cost_ps cost;     /* all 0 when the benefit gate did not run */
-	uint64_t cost_build;     /* the build the costs belong to */
-	bool costs_from_record;
-	uint64_t decide_ns;      /* how long the read that decided took to decide */
-	uint64_t prepared_ns;    /* and the parts run at reads before it, together */
-	uint32_t prepared_reads; /* at so many reads */
-	char reason[TSCSHIM_REASON_SIZE];
-};
-extern struct gate_result gate_result;
+/* The decision as published (decision.h): written once, by publish (gate.c). */
+extern struct decision_result gate_result;
 
 /* At load, from the constructor: the options, from the environment as it is then, and
  * whether a record may answer (one to three stat calls); no file read, no CPUID, nothing

@@ -52,7 +52,7 @@ void status_fill(struct tscshim_status *out)
 		copy_reason(out, "not decided: no served clock has been read yet");
 		return;
 	}
-	const struct gate_result *g = &gate_result;
+	const struct decision_result *g = &gate_result;
 	struct clock_counters cc;
 	clock_counters(&cc);
 	out->decided = 1;

@@ -193,16 +193,28 @@ static const struct option_values *options_resolved_for_decision(void)
 	return &options.values;
 }
 
-/* The clocks served, and the read of one at which the decision is due: the options', or
- * with no variable set their defaults as numbers (options.h), nothing parsed. */
-static uint64_t clocks_and_decide_after(uint64_t *decide_after)
+/* An option's value before the whole set is resolved: the one parsed at load where a
+ * TSCSHIM_ variable was set; else the table's default as options.h states it as a number
+ * (test_options checks that the table's text parses to it), so that a process that sets
+ * none and never decides parses nothing. The reads before the decision ask two, and the
+ * A/B baseline's decision (TSCSHIM_DISABLE=1 alone) reports two more; the decision
+ * itself has the whole set (options_resolved_for_decision). */
+static uint64_t option_before_decision(enum option_id id)
 {
-	if (options.variables_set) {
-		*decide_after = options.values.num[OPT_DECIDE_AFTER];
-		return options.values.num[OPT_CLOCKS];
+	if (options.variables_set)
+		return options.values.num[id];
+	switch (id) {
+	case OPT_CLOCKS: return OPTION_CLOCKS_DEFAULT_SET;
+	case OPT_FENCE: return OPTION_FENCE_DEFAULT;
+	case OPT_DECIDE_AFTER: return OPTION_DECIDE_AFTER_DEFAULT;
+	case OPT_DISABLE: return options.disabled_alone;
+	default: {
+		/* Any other: the table's default, parsed into a copy of the caller's own. */
+		struct option_values defaults;
+		options_set_defaults(&defaults);
+		return defaults.num[id];
 	}
-	*decide_after = OPTION_DECIDE_AFTER_DEFAULT;
-	return OPTION_CLOCKS_DEFAULT_SET;
+	}
 }
 
 /* Reads of served clocks while undecided, added a thread's batch at a time (below): a
@@ -225,7 +237,8 @@ enum { PREPARE_PARTS = DECISION_PREPARE_PARTS };
  * per call, and the read at which the decision is due. */
 static uint64_t served_read_number(clockid_t clock, uint64_t *decide_after)
 {
-	uint64_t served = clocks_and_decide_after(decide_after);
+	uint64_t served = option_before_decision(OPT_CLOCKS);
+	*decide_after = option_before_decision(OPT_DECIDE_AFTER);
 	unsigned c = served_clock_slot(clock);
 	if (c >= SERVED_CLOCK_COUNT || !((served >> c) & 1))
 		return 0;
@@ -460,8 +473,8 @@ static const struct option_values *step1_options(struct decision_result *r)
 	if (options.disabled_alone && !wrong_libc[0]) {
 		/* The A/B baseline's decision: the defaults it reports are options.h's numbers;
 		 * nothing to parse or look at. */
-		r->served = OPTION_CLOCKS_DEFAULT_SET;
-		r->fenced = OPTION_FENCE_DEFAULT != 0;
+		r->served = (uint32_t)option_before_decision(OPT_CLOCKS);
+		r->fenced = option_before_decision(OPT_FENCE) != 0;
 		refusal = "TSCSHIM_DISABLE=1";
 	} else {
 		o = options_resolved_for_decision();

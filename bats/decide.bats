@@ -13,19 +13,6 @@ setup() {
 	export TSCSHIM_CACHE="$BATS_TEST_TMPDIR/cache"
 }
 
-warm_cache() { # [LIBRARY]
-	# A generous estimate budget, and again where the estimate still ended inconclusive
-	# (a machine loaded by other suites): the tests that follow need a warm, consistent
-	# record, not a lucky one.
-	local try
-	for try in 1 2 3; do
-		TSCSHIM_ESTIMATE_BUDGET_US=500000 LD_PRELOAD="${1:-$SHIM}" "$PROBE" loop 1 >/dev/null
-		grep -qx 'estimate_verdict=0' "$TSCSHIM_CACHE" 2>/dev/null && return 0
-		rm -f "$TSCSHIM_CACHE"
-	done
-	false
-}
-
 # The smallest alternate signal stack, in steps of 256 bytes, on which the probe's handler
 # (one clock read between two system-call reads of the kernel's clock) runs without the shim.
 smallest_altstack() {

@@ -12,20 +12,6 @@ setup() {
 	export TSCSHIM_CACHE="$BATS_TEST_TMPDIR/cache"
 }
 
-# A record in the cache, so that the next start is warm (it decides at the first read).
-warm_cache() {
-	# A generous estimate budget, and again where the estimate still ended inconclusive
-	# (a machine loaded by other suites): the tests that follow need a warm, consistent
-	# record, not a lucky one.
-	local try
-	for try in 1 2 3; do
-		TSCSHIM_ESTIMATE_BUDGET_US=500000 LD_PRELOAD="$SHIM" "$PROBE" loop 1 >/dev/null
-		grep -qx 'estimate_verdict=0' "$TSCSHIM_CACHE" 2>/dev/null && return 0
-		rm -f "$TSCSHIM_CACHE"
-	done
-	false
-}
-
 # Every MONOTONIC call served from the counter, but those that another thread passed to
 # the kernel while one decided.
 all_served() {

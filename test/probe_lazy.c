@@ -212,6 +212,17 @@ static void after_fork_in_parent(void)
 	pthread_sigmask(SIG_UNBLOCK, &usr1, NULL);
 }
 
+/* The shim's status (all zero without the shim): a query that decides at once where the
+ * claim is free, and finds it held (decided=0) where a decision is stuck. */
+static void shim_status(struct tscshim_status *st)
+{
+	typedef int status_fn(struct tscshim_status *, size_t);
+	status_fn *fn = (status_fn *)dlsym(RTLD_DEFAULT, "tscshim_status_v2");
+	memset(st, 0, sizeof *st);
+	if (fn)
+		fn(st, sizeof *st);
+}
+
 static int report(const char *what)
 {
 	printf("%s: violations=%ld worst_ns=%lld bound_ns=%lld\n", what, (long)atomic_load(&violations),
@@ -315,12 +326,8 @@ static int kill_decider(void)
 		return 2;
 	for (int i = 0; i < 100000; i++)
 		checked_read();
-	typedef int status_fn(struct tscshim_status *, size_t);
-	status_fn *fn = (status_fn *)dlsym(RTLD_DEFAULT, "tscshim_status_v2");
 	struct tscshim_status st;
-	memset(&st, 0, sizeof st);
-	if (fn)
-		fn(&st, sizeof st);
+	shim_status(&st);
 	printf("kill-decider: decided=%d reason=%s\n", st.decided, st.reason);
 	return report("kill-decider");
 }
@@ -360,12 +367,8 @@ static int jump_out(void)
 	setitimer(ITIMER_REAL, &off, NULL);
 	for (int i = 0; i < 100000; i++)
 		checked_read();
-	typedef int status_fn(struct tscshim_status *, size_t);
-	status_fn *fn = (status_fn *)dlsym(RTLD_DEFAULT, "tscshim_status_v2");
 	struct tscshim_status st;
-	memset(&st, 0, sizeof st);
-	if (fn)
-		fn(&st, sizeof st);
+	shim_status(&st);
 	printf("jump-out: jumps=%ld decided=%d\n", jumps, st.decided);
 	return report("jump-out");
 }

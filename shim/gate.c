@@ -228,10 +228,6 @@ static __thread uint32_t reads_not_yet_shared __attribute__((tls_model("initial-
 /* The count at which the decision was claimed (0: at load, or asked for by the status). */
 static uint64_t decided_at_read;
 
-/* The decision's parts run at the reads just before the due one, one a read (below):
- * this many of them. */
-enum { PREPARE_PARTS = DECISION_PREPARE_PARTS };
-
 /* Asked by the trigger before it claims the decision: 0 when this clock is not served (it
  * never decides), else this read's number among the served clocks' reads, counted once
  * per call, and the read at which the decision is due. */
@@ -252,7 +248,7 @@ static uint64_t served_read_number(clockid_t clock, uint64_t *decide_after)
 	 * thread's reads stay numbered. */
 	uint64_t shared = atomic_load_explicit(&reads_before_decision, memory_order_relaxed);
 	uint64_t mine = (uint64_t)reads_not_yet_shared + 1;
-	if (shared >= *decide_after || (shared + mine + PREPARE_PARTS < *decide_after && mine < COUNT_BATCH)) {
+	if (shared >= *decide_after || (shared + mine + DECISION_PREPARE_PARTS < *decide_after && mine < COUNT_BATCH)) {
 		reads_not_yet_shared = (uint32_t)mine;
 		return shared + mine;
 	}
@@ -596,14 +592,14 @@ bool gate_decide_if_due(clockid_t clock, bool force)
 	bool all = force;
 	if (!force) {
 		read_number = served_read_number(clock, &decide_after);
-		if (read_number == 0 || read_number + PREPARE_PARTS < decide_after)
+		if (read_number == 0 || read_number + DECISION_PREPARE_PARTS < decide_after)
 			return false;
 		/* One part a read, the last (steps 4 to 9) at the due read; where other threads'
 		 * batches carried the count past the first reads that prepare, the parts go on
 		 * at the reads after it, one a read, and the decision comes as many reads later.
 		 * A count too small for five reads before it runs what is left at the due read
 		 * (TSCSHIM_DECIDE_AFTER=1: everything at the first). */
-		all = read_number >= decide_after && decide_after <= PREPARE_PARTS;
+		all = read_number >= decide_after && decide_after <= DECISION_PREPARE_PARTS;
 	}
 	/* The estimator's child, forked by the decider, and its threads carry on the decider's
 	 * work and never decide. */

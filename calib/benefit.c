@@ -67,3 +67,11 @@ void benefit_recommendation(const struct cost *c, unsigned min_gain_pct, char *o
 	judge(out + n, size - (size_t)n, "unfenced", c->kernel_ns, c->unfenced_ns, min_gain_pct, what,
 	      ", if order within each thread is enough");
 }
+
+bool benefit_kernel_cost_agrees(double now_ps, double recorded_ps)
+{
+	if (!(now_ps > 0) || !(recorded_ps > 0) || !isfinite(now_ps) || !isfinite(recorded_ps))
+		return false;
+	double apart = now_ps > recorded_ps ? now_ps - recorded_ps : recorded_ps - now_ps;
+	return apart * 100 <= recorded_ps * BENEFIT_KERNEL_AGREE_PCT;
+}

@@ -26,6 +26,14 @@ struct cost {
 enum kernel_path benefit_kernel_path(const struct cost *c);
 const char *kernel_path_name(enum kernel_path path); /* "vdso" or "syscall" */
 
+/* Whether a kernel clock that costs now_ps per call now is the one a record measured at
+ * recorded_ps: within BENEFIT_KERNEL_AGREE_PCT percent. Read a few calls at the decision,
+ * it stands in for the clocksource's name (a path under /sys, three system calls): the
+ * clocksources a host offers differ by more (tsc against kvm-clock: 16 % on AMD EPYC, 27 %
+ * on Intel Xeon), and where none agrees, the name decides. */
+#define BENEFIT_KERNEL_AGREE_PCT 10
+bool benefit_kernel_cost_agrees(double now_ps, double recorded_ps);
+
 /* True when the counter path costs at least min_gain_pct percent less than the kernel's
  * clock. Figures that are not positive and finite never pay. */
 bool benefit_pays(double kernel_ns, double counter_ns, unsigned min_gain_pct);

@@ -51,9 +51,11 @@ struct field {
 	FIELD_AT("cost_clocksource" suffix, costs[i].clocksource, FIELD_TEXT, 0, CACHE_CLOCKSOURCE_MAX)
 static const struct field fields[] = {
 	FIELD(boot_id, FIELD_TEXT, 1, 39),
+	FIELD(boot_wall_ns, FIELD_U64, 0, UINT64_MAX),
 	FIELD(cpu_signature, FIELD_U32, 0, UINT32_MAX),
 	FIELD(counter_invariant, FIELD_U32, 0, 1),
 	FIELD(cpus, FIELD_CPUS, 0, 0),
+	FIELD(all_cpus, FIELD_U32, 0, 1),
 	FIELD(estimate_verdict, FIELD_U32, 0, ESTIMATE_INCONCLUSIVE),
 	FIELD(max_shift_ticks, FIELD_U64, 0, UINT64_MAX),
 	FIELD(rate_millihz, FIELD_U64, 0, UINT64_MAX),
@@ -345,7 +347,7 @@ int cache_parse(const char *data, size_t len, struct cache_file *out, char *why,
 	}
 	if (version != CACHE_FORMAT_VERSION) {
 		set_why(why, why_size, "another format version (expected " STRINGIFY(CACHE_FORMAT_VERSION) ")", NULL, NULL);
-		return CACHE_CORRUPT;
+		return CACHE_OTHER_FORMAT;
 	}
 
 	/* Last line: the checksum over everything before it. */
@@ -403,11 +405,30 @@ int cache_read(const char *path, const struct safefile_trust *trust, char *buf, 
 	if (rc != SAFEFILE_OK)
 		return rc;
 	char why[128];
-	if (cache_parse(buf, len, out, why, sizeof why) != CACHE_OK) {
+	int parsed = cache_parse(buf, len, out, why, sizeof why);
+	if (parsed == CACHE_OTHER_FORMAT) {
+		text_line(err, err_size, path, ": another build's: ", why, NULL);
+		return CACHE_OTHER_FORMAT;
+	}
+	if (parsed != CACHE_OK) {
 		text_line(err, err_size, path, ": corrupt: ", why, NULL);
 		return CACHE_CORRUPT;
 	}
 	return CACHE_OK;
+}
+
+int cache_format_sibling(const char *path, char *buf, size_t size)
+{
+	struct text t = text_start(buf, size);
+	text_add(&t, path);
+	text_add(&t, ".v");
+	text_add_u64(&t, CACHE_FORMAT_VERSION);
+	if (t.truncated) {
+		if (size)
+			buf[0] = '\0';
+		return -1;
+	}
+	return 0;
 }
 
 int cache_write(const char *path, const struct cache_file *file, bool world_readable,
@@ -430,13 +451,36 @@ static bool same_machine_and_boot(const struct cache_record *rec, const char *bo
 	       (any_cpu_signature || rec->cpu_signature == cpu_signature);
 }
 
+/* Two readings of a boot's wall-clock time are of one boot: both plausible, and within
+ * the slack of each other. */
+static bool same_boot_wall(uint64_t a, uint64_t b)
+{
+	uint64_t apart = a > b ? a - b : b - a;
+	return a >= CACHE_BOOT_WALL_PLAUSIBLE_NS && b >= CACHE_BOOT_WALL_PLAUSIBLE_NS &&
+	       apart <= CACHE_BOOT_WALL_SLACK_NS;
+}
+
+bool cache_same_boot(const struct cache_record *rec, const struct cache_key *key)
+{
+	if (key->boot_id)
+		return same_machine_and_boot(rec, key->boot_id, key->cpu_signature, key->any_cpu_signature);
+	return same_boot_wall(rec->boot_wall_ns, key->boot_wall_ns) &&
+	       (key->any_cpu_signature || rec->cpu_signature == key->cpu_signature);
+}
+
 int cache_find(const struct cache_file *file, const struct cache_key *key)
 {
 	int superset = -1;
 	for (uint32_t r = 0; r < file->count && r < CACHE_RECORDS_MAX; r++) {
 		const struct cache_record *rec = &file->record[r];
-		if (!same_machine_and_boot(rec, key->boot_id, key->cpu_signature, key->any_cpu_signature))
+		if (!cache_same_boot(rec, key))
 			continue;
+		if (!key->cpus) {
+			/* The set not read: a record that holds every possible CPU covers it. */
+			if (superset < 0 && rec->all_cpus && rec->estimate_verdict == ESTIMATE_CONSISTENT)
+				superset = (int)r;
+			continue;
+		}
 		if (cpu_mask_equal(&rec->cpus, key->cpus))
 			return (int)r;
 		if (superset < 0 && rec->estimate_verdict == ESTIMATE_CONSISTENT &&

@@ -10,12 +10,17 @@
  *
  * The file is small text, every line ending in '\n', exactly as the writer produces it:
  *
- *   tscshim-cache 7
+ *   tscshim-cache 8
  *   <one or more records, each its fields in the order of the field table in cache.c:>
  *   boot_id=<1..39 printable ASCII, no space>
+ *   boot_wall_ns=<decimal u64: the boot's wall-clock time, CLOCK_REALTIME less CLOCK_BOOTTIME
+ *     when the record was made, 0 = unknown; a process whose own agrees within
+ *     CACHE_BOOT_WALL_SLACK_NS is of the same boot without reading the boot id>
  *   cpu_signature=<decimal u32: CPUID leaf 1 EAX>
  *   counter_invariant=<1: CPUID reported an invariant counter when the record was made>
  *   cpus=<the CPU set the estimate covered: lowercase hex, CPU 0 = lowest bit, no leading zeros>
+ *   all_cpus=<1: cpus holds every CPU the kernel can bring online this boot
+ *     (/sys/devices/system/cpu/possible), so it covers any affinity a thread can be given>
  *   estimate_verdict=<decimal, an enum estimate_verdict>
  *   max_shift_ticks=<decimal u64>
  *   rate_millihz=<decimal u64, 0 = unknown>
@@ -36,8 +41,11 @@
  *   checksum=<16 lowercase hex digits: FNV-1a 64 over every byte before this line>
  *
  * Decimals are digits only, without sign or leading zeros. Anything else (another order,
- * a missing or repeated field, another version) is corrupt, and the caller measures
- * afresh and rewrites the file.
+ * a missing or repeated field) is corrupt, and the caller measures afresh and rewrites
+ * the file. A file of another format version is another build's, not corrupt
+ * (CACHE_OTHER_FORMAT): the per-user cache then keeps this build's records beside it, in
+ * a file of its own (cache_format_sibling), so that two builds sharing one cache never
+ * destroy each other's.
  *
  * A record answers for the set it covered and, when its verdict is consistent, for every
  * subset of it (the bound on the shift between any two of its CPUs holds for fewer CPUs
@@ -56,13 +64,23 @@
 #include <sys/types.h>
 #include <stdint.h>
 
-#define CACHE_FORMAT_VERSION 7 /* 3: the benefit gate's costs; 4: the build they are of;
+#define CACHE_FORMAT_VERSION 8 /* 3: the benefit gate's costs; 4: the build they are of;
 				* 5: whether the counter is invariant; 6: costs of two builds, each with its
-				* fenced read plan; 7: and the clocksource they were measured under */
+				* fenced read plan; 7: and the clocksource they were measured under;
+				* 8: the boot's wall-clock time, and whether the set holds every CPU */
 #define CACHE_COSTS_MAX 2       /* builds whose costs one record keeps side by side */
 #define CACHE_CLOCKSOURCE_MAX 31 /* characters of a clocksource's name the costs keep */
 #define CACHE_MAX_SIZE 4096 /* bytes; a larger file is not ours */
 #define CACHE_RECORDS_MAX 4
+
+/* Two readings of one boot's wall-clock time (REALTIME less BOOTTIME) differ only by a
+ * step of the wall clock (settimeofday, an NTP step, a leap second) and by the time between
+ * the two clock reads: within this, they are the same boot. Another boot began at another
+ * time (it began after this one's record was written). Wall-clock times before
+ * CACHE_BOOT_WALL_PLAUSIBLE_NS (2020) are a machine with no clock at boot, whose boots may
+ * all begin at one time: there the boot id decides. */
+#define CACHE_BOOT_WALL_SLACK_NS 1000000ull
+#define CACHE_BOOT_WALL_PLAUSIBLE_NS 1577836800000000000ull
 
 /* An inconclusive verdict is measured again after 10 s, then 20 s, ... at most 320 s. */
 #define CACHE_RETRY_FIRST_MS 10000
@@ -84,11 +102,13 @@ struct cache_costs {
 
 struct cache_record {
 	char boot_id[40];          /* /proc/sys/kernel/random/boot_id */
+	uint64_t boot_wall_ns;     /* the boot's wall-clock time when recorded, 0 = unknown */
 	uint32_t cpu_signature;    /* CPUID leaf 1 EAX */
 	/* 1: CPUID reported an invariant counter when this was recorded; a record of this boot
 	 * then vouches for the CPU, and a process that finds it asks CPUID nothing. */
 	uint32_t counter_invariant;
 	struct cpu_mask cpus;      /* the CPUs the estimate covered, at least one */
+	uint32_t all_cpus;         /* 1: cpus holds every CPU possible this boot */
 	uint32_t estimate_verdict; /* enum estimate_verdict from calib/estimate.h */
 	uint64_t max_shift_ticks;  /* UINT64_MAX = unknown */
 	uint64_t rate_millihz;     /* counter rate in mHz, 0 = unknown */
@@ -112,7 +132,13 @@ enum cache_status {
 	CACHE_UNTRUSTED = SAFEFILE_UNTRUSTED,
 	CACHE_IO_ERROR = SAFEFILE_IO_ERROR,
 	CACHE_CORRUPT,   /* not a well-formed file of this format version */
+	CACHE_OTHER_FORMAT, /* a well-marked file of another format version: another build's */
 };
+
+/* Where this build keeps its per-user records when the cache at path holds another
+ * format version (another build's): "<path>.v<CACHE_FORMAT_VERSION>". Returns 0, or -1
+ * when it does not fit in size bytes. */
+int cache_format_sibling(const char *path, char *buf, size_t size);
 
 /* FNV-1a 64 over len bytes: the file's checksum, and the build-id's fold. */
 uint64_t fnv1a64(const char *data, size_t len);
@@ -149,13 +175,22 @@ int cache_read(const char *path, const struct safefile_trust *trust, char *buf, 
 int cache_write(const char *path, const struct cache_file *file, bool world_readable,
 		char *buf, size_t size, char *err, size_t err_size);
 
-/* What a process looks a record up by. */
+/* What a process looks a record up by. The boot is proven by the boot id where the caller
+ * read it, else by the boot's wall-clock time: a process reads the boot id only where no
+ * record's time agrees with its own (a wall-clock step since, or another boot). */
 struct cache_key {
-	const char *boot_id;       /* "" (unknown) never matches */
+	const char *boot_id;       /* NULL: not read; "" (unknown) never matches */
+	uint64_t boot_wall_ns;     /* REALTIME less BOOTTIME now; used where boot_id is NULL */
 	uint32_t cpu_signature;
 	bool any_cpu_signature;    /* not asked (no CPUID): a record of this boot vouches for it */
-	const struct cpu_mask *cpus; /* the process's allowed CPUs */
+	/* The process's allowed CPUs; NULL: not read, and only a consistent record that holds
+	 * every possible CPU (all_cpus) answers, as it covers any set. */
+	const struct cpu_mask *cpus;
 };
+
+/* Pure: whether rec is of the boot key names (its boot id, else its boot's wall-clock
+ * time within CACHE_BOOT_WALL_SLACK_NS, both plausible) and CPU. */
+bool cache_same_boot(const struct cache_record *rec, const struct cache_key *key);
 
 /* Pure: the index of the record that answers for key (an exact set first, else the
  * first consistent superset), or -1. */

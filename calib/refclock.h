@@ -23,4 +23,13 @@ static inline uint64_t refclock_now_ns(clockid_t clock)
 	return timespec_to_ns(&ts);
 }
 
+/* The boot's wall-clock time: REALTIME less BOOTTIME, constant through a boot but for
+ * steps of the wall clock (calib/cache.h: CACHE_BOOT_WALL_SLACK_NS). */
+static inline uint64_t refclock_boot_wall_ns(void)
+{
+	uint64_t boot = refclock_now_ns(CLOCK_BOOTTIME);
+	uint64_t wall = refclock_now_ns(CLOCK_REALTIME);
+	return wall - boot;
+}
+
 #endif

@@ -28,11 +28,18 @@ struct safefile_trust {
 	uid_t owner;        /* the file (and, with check_directory, its directory) must be owned by this uid */
 	int check_directory;/* also refuse a directory that is a symlink or is writable by group or others */
 	size_t max_size;    /* a larger file is not ours */
+	/* > 0: the file itself passed these checks by lstat a moment before (owner, mode, a
+	 * regular file, this size), and check_directory is set: the directory, checked here
+	 * by one lstat instead of being opened, lets nobody but its owner replace the file,
+	 * and only its owner can change the file's owner or mode. So it is opened (never
+	 * through a symlink) and read, not checked again: three system calls fewer. */
+	size_t checked_size;
 };
 
 /* Reads the whole file into buf (size > trust->max_size, so a file that grew after the
  * check is noticed) and returns an enum safefile_status; *len is set for SAFEFILE_OK.
- * For anything else err gets one line naming the path and the reason. */
+ * For anything else err gets one line naming the path and the reason (and only then is
+ * it written). */
 int safefile_read(const char *path, const struct safefile_trust *trust, char *buf, size_t size,
 		  size_t *len, char *err, size_t err_size);
 

@@ -152,11 +152,12 @@ int cpu_mask_from_hex(const char *s, size_t len, struct cpu_mask *out)
 }
 
 /* "0-3,8,10-11\n": the kernel's list format. */
-int cpu_mask_online(struct cpu_mask *out)
+/* A kernel CPU list ("0-3,8,10-11") from path into out. Returns the count, or -1. */
+static int cpu_mask_from_list_file(const char *path, struct cpu_mask *out)
 {
 	char buf[512];
 	memset(out, 0, sizeof *out);
-	if (read_small("/sys/devices/system/cpu/online", buf, sizeof buf) < 0)
+	if (read_small(path, buf, sizeof buf) < 0)
 		return -1;
 	const char *p = buf;
 	while (*p >= '0' && *p <= '9') {
@@ -178,6 +179,22 @@ int cpu_mask_online(struct cpu_mask *out)
 			p++;
 	}
 	return (int)cpu_mask_count(out);
+}
+
+int cpu_mask_online(struct cpu_mask *out)
+{
+	return cpu_mask_from_list_file("/sys/devices/system/cpu/online", out);
+}
+
+int cpu_mask_possible(struct cpu_mask *out)
+{
+	return cpu_mask_from_list_file("/sys/devices/system/cpu/possible", out);
+}
+
+bool cpu_mask_holds_every_possible(const struct cpu_mask *set)
+{
+	struct cpu_mask possible;
+	return cpu_mask_possible(&possible) >= 1 && cpu_mask_is_subset(&possible, set);
 }
 
 int read_seccomp_mode(void)

@@ -32,6 +32,14 @@ int cpu_mask_allowed_of(int tid, struct cpu_mask *out);
 /* The online CPUs (/sys/devices/system/cpu/online). Returns the count, or -1. */
 int cpu_mask_online(struct cpu_mask *out);
 
+/* Every CPU the kernel can bring online this boot (/sys/devices/system/cpu/possible: fixed
+ * at boot). Returns the count, or -1. */
+int cpu_mask_possible(struct cpu_mask *out);
+
+/* Whether set holds every possible CPU, so that it covers any affinity a thread of this
+ * boot can be given; false where /sys cannot tell. */
+bool cpu_mask_holds_every_possible(const struct cpu_mask *set);
+
 /* Pure helpers. cpu_mask_next: the lowest CPU in the set above `after` (pass -1 to
  * start), or -1 at the end; the one enumerator every caller uses. */
 static inline bool cpu_mask_has(const struct cpu_mask *m, unsigned cpu)

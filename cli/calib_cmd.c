@@ -49,10 +49,12 @@ static int save_record(const char *path, const struct calib_report *r, struct ca
 	struct cache_file file = {.count = 1};
 	struct cache_record *rec = &file.record[0];
 	read_boot_id(rec->boot_id, sizeof rec->boot_id);
+	rec->boot_wall_ns = refclock_boot_wall_ns();
 	rec->cpu_signature = r->identity.signature;
 	rec->counter_invariant = r->identity.invariant;
 	for (uint32_t i = 0; i < r->estimate.cpu_count; i++)
 		cpu_mask_add(&rec->cpus, (unsigned)r->estimate.cpu_ids[i]);
+	rec->all_cpus = cpu_mask_holds_every_possible(&rec->cpus);
 	rec->estimate_verdict = a->verdict;
 	rec->max_shift_ticks = a->max_shift_ticks;
 	rec->rate_millihz = r->rate.rate_millihz;

@@ -66,8 +66,7 @@ struct tscshim_status {
 	int costs_from_record;  /* 1: the costs below came from a record; 0: measured now */
 	int not_worth_it;       /* 1: reliable, but the counter is not cheaper (TSCSHIM_SERVE=auto) */
 	int stopped_uncovered;  /* 1: stopped: the CPU affinity widened beyond the verdict's CPUs */
-	uint64_t decide_ns;     /* how long the decision took at the call that made it (the
-	                         * parts prepared at the reads before it not included) */
+	uint64_t decide_ns;     /* how long the decision took, at the call that made it */
 	/* The benefit gate's per-call costs in picoseconds (0: not measured), and the build
 	 * of the library they belong to (its GNU build-id folded to 64 bits). */
 	uint64_t cost_kernel_ps, cost_syscall_ps, cost_fenced_ps, cost_unfenced_ps;

@@ -60,6 +60,7 @@
  * the first line without a fresh page for it. */
 static struct plan_config plan_cfg ON_LOAD_PAGE;
 static struct cpu_mask covered ON_LOAD_PAGE; /* the CPUs the verdict compared */
+static bool covers_every_cpu ON_LOAD_PAGE; /* covered holds every possible CPU: never left */
 static bool started ON_LOAD_PAGE; /* a first line was published and not closed (a fork child inherits it) */
 static uint64_t kernel_read_step_ns ON_LOAD_PAGE; /* a kernel read raises the floor by at least this much */
 
@@ -312,11 +313,12 @@ static enum write_result resync(uint64_t w, const struct line *old, uint64_t now
 	struct plan_inputs in = {.old = old, .anchor = &a, .now = now, .cfg = &plan_cfg};
 	struct plan plan;
 	segment_plan(&in, &plan);
-	/* The verdict compared the counters of the CPUs allowed at load; a process whose
-	 * affinity has widened since may run where nothing was compared. One system call
-	 * per re-synchronization (~0.3 us), never on the hot path. */
+	/* The verdict compared the counters of the CPUs allowed at the decision; a process
+	 * whose affinity has widened since may run where nothing was compared. One system
+	 * call per re-synchronization (~0.3 us, first-time dearer on a guest), never on the
+	 * hot path, and none where the verdict covered every CPU the boot can bring online. */
 	struct cpu_mask now_allowed;
-	bool uncovered = plan.outcome != PLAN_STOP &&
+	bool uncovered = plan.outcome != PLAN_STOP && !covers_every_cpu &&
 			 !(cpu_mask_allowed(&now_allowed) > 0 && cpu_mask_is_subset(&now_allowed, &covered));
 	if (uncovered) {
 		plan.outcome = PLAN_STOP;
@@ -490,6 +492,7 @@ int clock_start(const struct line_setup *setup, const char **err)
 {
 	clock_set_read_plan(setup->read_plan);
 	covered = setup->covered;
+	covers_every_cpu = setup->covers_every_cpu;
 	if (!setup->wiped_marked)
 		setup_fork_wiped();
 	plan_cfg.calibrated_ns_per_tick = (double)setup->ns_per_tick;

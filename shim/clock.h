@@ -20,10 +20,12 @@ struct line_setup {
 	unsigned read_plan;       /* how the served path reads the counter (line.h) */
 	struct cpu_mask covered;  /* the CPUs the verdict compared: serving stops if the
 	                           * process may run elsewhere (checked at re-synchronization) */
+	bool covers_every_cpu;    /* covered holds every CPU possible this boot: no affinity a
+	                           * thread can be given leaves it, so nothing is checked */
 	bool signals_blocked;     /* the caller blocks every signal throughout (the decision
 	                           * does): the first publication need not block them again */
 	bool wiped_marked;        /* the caller had the kernel mark the fork-wiped pages (the
-	                           * decision's claim does, at its first part): not again */
+	                           * decision's claim does, where other threads exist): not again */
 };
 
 /* Anchors the first line on the kernel's clocks and opens the counter path for the

@@ -117,21 +117,26 @@ static uint64_t per_call_ps(uint64_t *ticks, int rounds, uint64_t timer, int n, 
 	return ps ? ps : 1;
 }
 
-bool cost_still_applies(clockid_t clock, uint64_t rate_millihz, const struct cost_ps *cached)
+uint64_t cost_kernel_now_ps(clockid_t clock, uint64_t rate_millihz)
 {
 	/* The costs are kept per boot and CPU set, but how the kernel's clock is read depends
-	 * on this process too: another library preloaded before us may make every read a
-	 * system call (or stop doing so). Three short blocks tell a vDSO read (tens of ns)
-	 * from a system call (hundreds) for well under a microsecond on a vDSO host. */
+	 * on this process too (another library preloaded before us) and on the clocksource
+	 * the kernel uses now. Measured as cost_measure measures it (blocks of CALLS, the
+	 * median of ROUNDS, the timer's cost taken off), so that the two compare; a kernel
+	 * clock that is a system call (its first call says so) in blocks of SYSCALL_CALLS. */
+	uint64_t empty[ROUNDS], kernel[ROUNDS]; /* on the stack: a page of .bss is a fault of its own */
 	long double ps_per_tick = 1000 * ns_per_tick_at(rate_millihz);
-	uint64_t timer = UINT64_MAX, kernel = UINT64_MAX;
-	block(real_clock_gettime, clock, 1);
-	for (int r = 0; r < 3; r++) {
-		uint64_t e = block(served_lfence_first, clock, 0), k = block(real_clock_gettime, clock, 2);
-		timer = e < timer ? e : timer;
-		kernel = k < kernel ? k : kernel;
+	uint64_t first = block(real_clock_gettime, clock, 1);
+	int calls = (long double)first * ps_per_tick > 1e6L ? SYSCALL_CALLS : CALLS;
+	for (int r = 0; r < ROUNDS; r++) {
+		empty[r] = block(served_lfence_first, clock, 0);
+		kernel[r] = block(real_clock_gettime, clock, calls);
 	}
-	uint64_t now_ps = (uint64_t)((long double)(kernel > timer ? kernel - timer : 0) * ps_per_tick / 2);
+	return per_call_ps(kernel, ROUNDS, median(empty, ROUNDS), calls, ps_per_tick);
+}
+
+bool cost_still_applies(uint64_t now_ps, const struct cost_ps *cached)
+{
 	struct cost now = {.kernel_ns = now_ps / 1e3, .syscall_ns = cached->syscall / 1e3};
 	struct cost then = {.kernel_ns = cached->kernel / 1e3, .syscall_ns = cached->syscall / 1e3};
 	return benefit_kernel_path(&now) == benefit_kernel_path(&then);

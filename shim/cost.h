@@ -29,9 +29,14 @@ const char *read_plan_name(unsigned plan);
  * Allocation-free, no thread, nothing in the live configuration changed. */
 void cost_measure(clockid_t clock, uint64_t rate_millihz, struct cost_ps *out);
 
-/* Whether the kernel's clock is still read the way `cached` says (vDSO or system call):
- * a few calls, well under a microsecond where it is the vDSO. */
-bool cost_still_applies(clockid_t clock, uint64_t rate_millihz, const struct cost_ps *cached);
+/* What the kernel's clock costs a call now, in ps: the cheapest of a few short blocks
+ * (nine calls, well under a microsecond where it is the vDSO), timed by the counter at
+ * rate_millihz. Nothing needs the path open. */
+uint64_t cost_kernel_now_ps(clockid_t clock, uint64_t rate_millihz);
+
+/* Whether the kernel's clock, at now_ps a call, is read the way `cached` says (vDSO or
+ * system call): another library preloaded before us may make every read a system call. */
+bool cost_still_applies(uint64_t now_ps, const struct cost_ps *cached);
 
 /* Whether the counter path (fenced or not) is min_gain_pct percent cheaper than the
  * kernel's clock by these figures. */

@@ -1,18 +1,22 @@
-/* The decision's steps, run in parts: what a decision finds, from what the gate gives it
- * (the options that step 1 let through, whether it may measure, the signals' state). The
- * gate (gate.c) decides when a part runs, holds the claim, and publishes the outcome.
- *   2. the process's CPU set and the boot;
- *   3. a record: the machine-wide one, then the per-user cache, for this set or a
- *      consistent superset (an inconclusive one still waiting for its retry time means:
- *      pass through without measuring);
+/* The decision's steps: what a decision finds, from what the gate gives it (the options
+ * that step 1 let through, whether it may measure, the signals' state), in one call at
+ * the read it is due at. The gate (gate.c) decides when it runs, holds the claim, and
+ * publishes the outcome.
+ *   2. the boot, by its wall-clock time (REALTIME less BOOTTIME, through the vDSO);
+ *   3. a record: the machine-wide one (where the load's check passed it), then the
+ *      per-user cache, that answers this boot and CPU set (an inconclusive one still
+ *      waiting for its retry time means: pass through without measuring). The boot id is
+ *      read only where no record's boot time agrees with this one's (a wall-clock step
+ *      since, or another boot), the CPU set only where no record holds every CPU the boot
+ *      can bring online;
  *   4. the counter: no invariant TSC, or not the required clocksource (CPUID only when
  *      no record of this boot vouches for the CPU);
  *   5. else measured, in a child process within the budget: only in a forced decision;
  *   6. the reliability verdict;
- *   7. the costs a record keeps for this build under this clocksource (one of two sets it
- *      may keep), where the kernel's clock is still read the way they say, and the
- *      benefit gate judged on them: with TSCSHIM_SERVE=auto, a counter that does not cost
- *      at least TSCSHIM_MIN_GAIN_PCT percent less than the kernel's clock means
+ *   7. the costs a record keeps for this build whose kernel cost is today's (a few calls
+ *      of the kernel's clock tell; where none agrees, the clocksource's name decides),
+ *      and the benefit gate judged on them: with TSCSHIM_SERVE=auto, a counter that does
+ *      not cost at least TSCSHIM_MIN_GAIN_PCT percent less than the kernel's clock means
  *      pass-through, and the clock is never started;
  *   8. the clock started and, in a forced decision where no record's costs applied, the
  *      costs measured once on its path (cost.c) and the gate judged on them (the path
@@ -23,8 +27,10 @@
  * Each step is a function below, named after it, taking what it needs and returning what
  * the next needs, and writing only the decision under way (struct decision). Nothing
  * here runs at a read but look-ups: the estimator and the cost measurement only in a
- * forced decision. Buffers live in static storage: one part runs at a time in an address
- * space (the gate's claim). */
+ * forced decision. A decision at a read that finds the machine-wide record makes four
+ * system calls (its directory's lstat, open, read, close) and reads nothing under /proc
+ * or /sys unless one of the questions above is ambiguous. Buffers live in static storage:
+ * one decision runs at a time in an address space (the gate's claim). */
 #define _GNU_SOURCE
 #include "decision.h"
 #include "load_page.h"
@@ -69,67 +75,114 @@ struct found_record {
 	bool inconclusive_waiting;         /* an inconclusive record not yet due for a retry */
 	const char *inconclusive_detail;
 	int lock;                          /* held from a measurement until step 9 */
-	/* Where the machine-wide record answered but keeps no costs of this build under
-	 * this clocksource: those a process kept for it in the per-user cache, else NULL. */
-	const struct cache_costs *cache_costs;
 };
 
-/* The decision under way, between its parts (below): written only by the thread that
- * holds the claim, read only by the next holder (the claim's compare-and-swap orders
- * them). How many parts are done is counted on the fork-wiped page beside the claim
- * (record_decision_parts), so that a fork child starts over and never reads this
- * half-made. */
+/* The decision under way: written only by the thread that holds the claim, on the page of
+ * the claim and the record buffers (record_decision_state). The look-ups a question needs
+ * are made once, where it is asked (the key says which were made). */
 struct decision {
-	struct decision_result r;              /* the outcome, published when the last part ends */
+	struct decision_result r;              /* the outcome, published when the decision ends */
+	struct decision_setup setup;           /* what the gate gave (step 5 may find the signals
+					        * unblocked again after its fork) */
+	struct cache_record record;            /* the record found, copied: the buffer it was
+					        * parsed in is read into again */
 	const struct option_values *o;
-	struct cpu_mask cpus;
-	char boot_id[sizeof ((struct cache_record *)0)->boot_id];
+	struct cpu_mask cpus;                  /* key.cpus points here once read */
+	char boot_id[sizeof ((struct cache_record *)0)->boot_id]; /* key.boot_id, once read */
 	char clocksource[CACHE_CLOCKSOURCE_MAX + 1]; /* "" where /sys cannot tell */
-	struct cache_key key;              /* boot_id and cpus above */
+	bool clocksource_read;
+	struct cache_key key;
 	struct found_record found;
-	bool may_measure;                  /* this part runs in a forced decision */
+	bool may_measure;                  /* a forced decision */
+	const char *lookup_failed;         /* why a look-up the decision needed failed */
 };
-static struct decision under_way;
+_Static_assert(sizeof(struct decision) <= RECORD_DECISION_STATE_SIZE, "the decision's state fits its room");
+#define this_call (((struct decision *)record_decision_state())->setup)
 
-/* What the gate gave this call (decision_run): a copy, as step 5 may find the signals
- * unblocked again after its fork. */
-static struct decision_setup this_call;
+static const char no_proc[] = "cannot read /proc/sys/kernel/random/boot_id (no /proc?): no record can be "
+			      "trusted or kept without the boot's id; passing through at once, nothing measured";
 
-/* Part 1, after step 1 (the gate's): the CPUs the process may run on, which are the main thread's (the
- * process id's), not those of whichever thread read the clock first: that one may be
- * pinned to one CPU among several others. */
-static bool part_cpu_set(struct decision *d)
+/* The CPUs the process may run on, which are the main thread's (the process id's), not
+ * those of whichever thread read the clock first: that one may be pinned to one CPU among
+ * several others. Two system calls; asked only where no record covers every CPU. */
+static bool read_cpu_set(struct decision *d)
 {
 	int pid = (int)raw_syscall4(SYS_getpid, 0, 0, 0, 0);
 	if (cpu_mask_allowed_of(pid, &d->cpus) < 1 && cpu_mask_allowed(&d->cpus) < 1) {
-		pass_through(&d->r, "cannot read the CPU affinity (more than 1024 CPUs?)");
+		d->lookup_failed = "cannot read the CPU affinity (more than 1024 CPUs?)";
 		return false;
 	}
+	d->key.cpus = &d->cpus;
 	return true;
 }
 
-/* Part 2: the boot, the other half of the key a record is looked up by. Any CPU signature:
- * a record of this boot vouches for the CPU (step 4). Without the boot's id no record could
- * be trusted or kept. */
-static bool part_boot(struct decision *d)
+/* The boot's id (three system calls under /proc): asked only where the boot's time is
+ * ambiguous, and by a forced decision, whose record names it. */
+static bool read_boot(struct decision *d)
 {
-	if (this_call.boot_unknown || read_boot_id(d->boot_id, sizeof d->boot_id) != 0 || !d->boot_id[0]) {
-		pass_through(&d->r, "cannot read /proc/sys/kernel/random/boot_id (no /proc?): no record can be "
-				    "trusted or kept without the boot's id; passing through at once, nothing measured");
+	if (read_boot_id(d->boot_id, sizeof d->boot_id) != 0 || !d->boot_id[0]) {
+		d->lookup_failed = no_proc;
 		return false;
 	}
-	d->key = (struct cache_key){.boot_id = d->boot_id, .any_cpu_signature = true, .cpus = &d->cpus};
+	d->key.boot_id = d->boot_id;
 	return true;
 }
 
-/* Part 3: the kernel's clocksource. The costs a record keeps are of one clocksource (the
- * kernel's clock costs what its clocksource costs to read), and are not used under
- * another; TSCSHIM_REQUIRE_TSC_CLOCKSOURCE asks for it too. "" where /sys cannot tell
- * (costs measured then are kept with "", and used only where it cannot tell either). */
-static bool part_clocksource(struct decision *d)
+/* The kernel's clocksource (three system calls under /sys): asked only where the costs'
+ * kernel figure disagrees with today's, where TSCSHIM_REQUIRE_TSC_CLOCKSOURCE asks it, and
+ * by a forced decision, which keeps costs under its name. "" where /sys cannot tell. */
+static const char *read_clocksource(struct decision *d)
 {
-	if (read_current_clocksource(d->clocksource, sizeof d->clocksource) != 0)
+	if (!d->clocksource_read && read_current_clocksource(d->clocksource, sizeof d->clocksource) != 0)
 		d->clocksource[0] = '\0';
+	d->clocksource_read = true;
+	return d->clocksource;
+}
+
+static bool any_of_this_boot(const struct cache_file *f, const struct cache_key *key)
+{
+	for (uint32_t i = 0; i < f->count && i < CACHE_RECORDS_MAX; i++)
+		if (cache_same_boot(&f->record[i], key))
+			return true;
+	return false;
+}
+
+/* The record in f that answers this process, or NULL. Asked first by the boot's time and
+ * for every CPU; the CPU set is read where a record of this boot holds fewer CPUs, the boot
+ * id where no record's boot time is this boot's. NULL with lookup_failed set when one of
+ * them cannot be read. */
+static const struct cache_record *answer_in(struct decision *d, const struct cache_file *f)
+{
+	while (f) {
+		int i = cache_find(f, &d->key);
+		if (i >= 0)
+			return &f->record[i];
+		bool this_boot = any_of_this_boot(f, &d->key);
+		if (this_boot && !d->key.cpus && read_cpu_set(d))
+			continue;
+		if (!this_boot && !d->key.boot_id && read_boot(d))
+			continue;
+		break;
+	}
+	return NULL;
+}
+
+/* Step 2: the boot, by its wall-clock time. A forced decision reads the boot id and the
+ * CPU set at once: it may measure, and its record names both. Without /proc (seen at
+ * load) no record could be trusted or kept. */
+static bool step2_boot(struct decision *d)
+{
+	if (this_call.boot_unknown) {
+		pass_through(&d->r, no_proc);
+		return false;
+	}
+	d->key = (struct cache_key){.boot_wall_ns = refclock_boot_wall_ns(), .any_cpu_signature = true};
+	if (d->may_measure && (!read_boot(d) || !read_cpu_set(d))) {
+		pass_through(&d->r, d->lookup_failed);
+		return false;
+	}
+	if (d->may_measure)
+		read_clocksource(d);
 	return true;
 }
 
@@ -146,40 +199,24 @@ static bool step3_none_at_read(struct decision_result *r, const char *cache_path
 	return false;
 }
 
-/* Part 4 (step 3's first half): the machine-wide record, and where the per-user cache is. */
-static bool part_system_record(struct decision *d)
-{
-	struct found_record *f = &d->found;
-	*f = (struct found_record){.lock = RECORD_LOCK_NONE};
-	f->cache_path = record_cache_path(d->o);
-	f->record = record_from_system(d->o, &d->key);
-	if (f->record)
-		f->source = TSCSHIM_SOURCE_SYSTEM_RECORD;
-	return true;
-}
-
-/* Part 5 (step 3's second half): the per-user cache. Where the machine-wide record
- * answered, read only when that record keeps no costs of this build under this
- * clocksource: for the costs a process kept for it there. Where it did not, for a record.
- * At load (may_measure) a process with no answer measures, waiting, at most the estimate
- * budget, for another process that is measuring for the cache; at a read it passes
- * through. Returns false (reason set) when the decision ends here. */
-static bool part_cache(struct decision *d)
+/* Step 3's second half: the per-user cache. At load (may_measure) a process with no answer
+ * measures, waiting, at most the estimate budget, for another process that is measuring
+ * for the cache; at a read it passes through. Returns false (reason set) when the decision
+ * ends here. */
+static bool step3_cache(struct decision *d)
 {
 	struct found_record *f = &d->found;
 	const char *path = f->cache_path;
-	if (f->record) {
-		uint64_t build = shim_build_id();
-		if (path && !cache_costs_of(f->record, build, d->clocksource))
-			f->cache_costs = cache_costs_of(record_from_cache(path, &d->key), build, d->clocksource);
-		return true;
-	}
 	struct decision_result *r = &d->r;
-	const struct cache_record *rec = path ? record_from_cache(path, &d->key) : NULL;
+	const struct cache_record *rec = path ? answer_in(d, record_cache_file(path)) : NULL;
+	if (d->lookup_failed) {
+		pass_through(r, d->lookup_failed);
+		return false;
+	}
 	uint64_t now = refclock_now_ns(CLOCK_MONOTONIC);
 	if (rec && rec->estimate_verdict == ESTIMATE_INCONCLUSIVE && now < rec->retry_at_ns) {
 		*f = (struct found_record){rec, TSCSHIM_SOURCE_USER_CACHE, path, false, true,
-					   " on an earlier start", RECORD_LOCK_NONE, NULL};
+					   " on an earlier start", RECORD_LOCK_NONE};
 		return true;
 	}
 	if (rec && rec->estimate_verdict != ESTIMATE_INCONCLUSIVE) {
@@ -201,7 +238,7 @@ static bool part_cache(struct decision *d)
 	if (f->lock != RECORD_LOCK_WAITED)
 		return true;
 	f->lock = RECORD_LOCK_NONE;
-	rec = record_from_cache(path, &d->key);
+	rec = answer_in(d, record_cache_file(path));
 	if (!rec || (rec->estimate_verdict == ESTIMATE_INCONCLUSIVE &&
 		     refclock_now_ns(CLOCK_MONOTONIC) >= rec->retry_at_ns)) {
 		pass_through(r, "another process was measuring and left no answer within the budget");
@@ -209,8 +246,36 @@ static bool part_cache(struct decision *d)
 	}
 	*f = (struct found_record){rec, TSCSHIM_SOURCE_USER_CACHE, path, true,
 				   rec->estimate_verdict == ESTIMATE_INCONCLUSIVE,
-				   " on another process's start", RECORD_LOCK_NONE, NULL};
+				   " on another process's start", RECORD_LOCK_NONE};
 	return true;
+}
+
+/* Step 3: the machine-wide record (at a read, only where the load's check passed it),
+ * else the per-user cache. */
+static bool step3_records(struct decision *d)
+{
+	struct found_record *f = &d->found;
+	*f = (struct found_record){.lock = RECORD_LOCK_NONE};
+	f->cache_path = record_cache_path(d->o);
+	if (d->may_measure || record_system_passed_load()) {
+		const struct cache_file *file = record_system_file(d->o);
+		const struct cache_record *rec = answer_in(d, file);
+		if (d->lookup_failed) {
+			pass_through(&d->r, d->lookup_failed);
+			return false;
+		}
+		/* Inconclusive: the process measures for itself. */
+		if (rec && rec->estimate_verdict != ESTIMATE_INCONCLUSIVE) {
+			d->record = *rec;
+			f->record = &d->record;
+			f->source = TSCSHIM_SOURCE_SYSTEM_RECORD;
+			return true;
+		}
+		if (file && say_level >= 2)
+			say("machine-wide record ", d->o->text[OPT_SYSTEM_RECORD], ": not for this boot, CPU or CPU set",
+			    NULL);
+	}
+	return step3_cache(d);
 }
 
 /* Step 4: refusals that need no estimate: no counter, not invariant, not the required
@@ -309,7 +374,7 @@ static void step6_verdict(const struct option_values *o, const struct counter_id
 }
 
 /* Step 8's start: the line anchored and the counter path opened. */
-static bool step8_clock_start(struct decision_result *r, const struct option_values *o, const struct cpu_mask *covered)
+static bool step8_clock_start(struct decision_result *r, const struct option_values *o, const struct cache_record *rec)
 {
 	struct line_setup setup = {
 		.ns_per_tick = ns_per_tick_at(r->rate_millihz),
@@ -317,7 +382,8 @@ static bool step8_clock_start(struct decision_result *r, const struct option_val
 		.resync_ms = o->num[OPT_RESYNC_MS],
 		.served = r->served,
 		.read_plan = cost_read_plan(&r->cost, r->fenced),
-		.covered = *covered,
+		.covered = rec->cpus,
+		.covers_every_cpu = rec->all_cpus != 0,
 		.signals_blocked = this_call.signals_blocked,
 		.wiped_marked = this_call.wiped_marked,
 	};
@@ -354,30 +420,89 @@ static clockid_t cost_clock(uint32_t served)
 	return clock_table[__builtin_ctz(served)].id;
 }
 
-/* Step 7: the costs a record keeps (the one the verdict came from, else those a process
- * kept for the machine-wide record in the per-user cache, which part 5 found) when they
- * are this build's, of this clocksource, and the kernel's clock is still read the way
- * they say (cost_still_applies needs no open path). Returns false when none apply. */
+static void text_add_ps(struct text *t, uint64_t ps);
+
+/* The costs of this build in a record, complete, newest first, into out. Returns how many. */
+static int costs_of_build(const struct cache_record *rec, uint64_t build, const struct cache_costs **out, int room)
+{
+	int n = 0;
+	for (int i = 0; rec && i < CACHE_COSTS_MAX && n < room; i++) {
+		const struct cache_costs *c = &rec->costs[i];
+		if (c->build == build && c->kernel_ps && c->syscall_ps && c->fenced_ps && c->unfenced_ps)
+			out[n++] = c;
+	}
+	return n;
+}
+
+/* Among candidates (this build's), the set measured under the kernel's clock as it is
+ * now, or NULL: the set whose kernel figure agrees with a few calls timed now (the
+ * nearest); where none agrees (another clocksource, or a host busier or slower than when
+ * they were measured), the one measured under the clocksource /sys names now ("" where
+ * /sys cannot tell: the newest). Either way the kernel's clock must still be read the way
+ * the set says, vDSO or system call (another interposer may have changed it).
+ * TSCSHIM_REQUIRE_TSC_CLOCKSOURCE read the name already: it decides. */
+static const struct cache_costs *costs_for_kernel_now(struct decision *d, const struct cache_costs *const *candidates,
+						      int n)
+{
+	if (n == 0)
+		return NULL;
+	uint64_t now_ps = cost_kernel_now_ps(cost_clock(d->r.served), d->r.rate_millihz);
+	const struct cache_costs *best = NULL;
+	for (int i = 0; !d->clocksource_read && i < n; i++) {
+		const struct cache_costs *c = candidates[i];
+		struct cost_ps as_ps = {.kernel = c->kernel_ps, .syscall = c->syscall_ps};
+		if (!benefit_kernel_cost_agrees((double)now_ps, (double)c->kernel_ps) || !cost_still_applies(now_ps, &as_ps))
+			continue;
+		uint64_t apart = now_ps > c->kernel_ps ? now_ps - c->kernel_ps : c->kernel_ps - now_ps;
+		uint64_t best_apart = best ? (now_ps > best->kernel_ps ? now_ps - best->kernel_ps : best->kernel_ps - now_ps)
+					   : UINT64_MAX;
+		if (apart < best_apart)
+			best = c;
+	}
+	if (say_level >= 2 && !d->clocksource_read) {
+		char text[96];
+		struct text t = text_start(text, sizeof text);
+		text_add_ps(&t, now_ps);
+		text_add(&t, best ? " ns a call now, as the costs' " : " ns a call now, unlike the costs' ");
+		text_add_ps(&t, (best ? best : candidates[0])->kernel_ps);
+		say("the kernel's clock costs ", text, best ? " ns: they apply" : " ns: the clocksource's name decides", NULL);
+	}
+	if (best)
+		return best;
+	const char *clocksource = read_clocksource(d);
+	for (int i = 0; i < n; i++) {
+		const struct cache_costs *c = candidates[i];
+		struct cost_ps as_ps = {.kernel = c->kernel_ps, .syscall = c->syscall_ps};
+		if ((!clocksource[0] || strcmp(c->clocksource, clocksource) == 0) && cost_still_applies(now_ps, &as_ps))
+			return c;
+	}
+	return NULL;
+}
+
+/* Step 7: the costs a record keeps (the one the verdict came from; where that is the
+ * machine-wide record and keeps none of this build, those a process kept for it in the
+ * per-user cache), measured under the kernel's clock as it is now. Returns false when
+ * none apply. */
 static bool step7_record_costs(struct decision *d, const struct cache_record *rec)
 {
 	struct decision_result *r = &d->r;
 	uint64_t build = shim_build_id();
 	r->cost_build = build;
-	const struct cache_costs *candidates[2] = {cache_costs_of(rec, build, d->clocksource), d->found.cache_costs};
-	for (int i = 0; i < 2; i++) {
-		const struct cache_costs *c = candidates[i];
-		if (!c)
-			continue;
-		r->cost = (struct cost_ps){c->kernel_ps, c->syscall_ps, c->fenced_ps, c->unfenced_ps,
-					   (uint8_t)c->fenced_plan, {0}};
-		if (cost_still_applies(cost_clock(r->served), r->rate_millihz, &r->cost)) {
-			r->costs_from_record = true;
-			return true;
-		}
-		/* Another interposer changed how the kernel's clock is read: measure again. */
+	const struct cache_costs *candidates[CACHE_COSTS_MAX];
+	int n = costs_of_build(rec, build, candidates, CACHE_COSTS_MAX);
+	if (n == 0 && d->found.source == TSCSHIM_SOURCE_SYSTEM_RECORD && d->found.cache_path) {
+		n = costs_of_build(answer_in(d, record_cache_file(d->found.cache_path)), build, candidates,
+				   CACHE_COSTS_MAX);
+		d->lookup_failed = NULL; /* the verdict stands without them */
 	}
-	r->cost = (struct cost_ps){0};
-	return false;
+	const struct cache_costs *c = costs_for_kernel_now(d, candidates, n);
+	if (!c) {
+		r->cost = (struct cost_ps){0};
+		return false;
+	}
+	r->cost = (struct cost_ps){c->kernel_ps, c->syscall_ps, c->fenced_ps, c->unfenced_ps, (uint8_t)c->fenced_plan, {0}};
+	r->costs_from_record = true;
+	return true;
 }
 
 /* "the kernel's clock costs 23.4 ns here (a system call), the counter 27.6 ns". */
@@ -430,7 +555,7 @@ static bool steps7_8_no_costs_at_read(struct decision *d, const struct cache_rec
 {
 	struct decision_result *r = &d->r;
 	if (d->o->num[OPT_SERVE] == SERVE_ALWAYS)
-		return step8_clock_start(r, d->o, &rec->cpus);
+		return step8_clock_start(r, d->o, rec);
 	if (d->found.cache_path && d->found.keep_in_cache)
 		record_mark_stale(d->found.cache_path);
 	r->not_worth_it = true;
@@ -450,14 +575,14 @@ static bool steps7_8_benefit(struct decision *d, const struct cache_record *rec)
 	const struct option_values *o = d->o;
 	if (step7_record_costs(d, rec)) {
 		if (judge_benefit(r, o))
-			step8_clock_start(r, o, &rec->cpus);
+			step8_clock_start(r, o, rec);
 		return false;
 	}
 	if (!d->may_measure) {
 		steps7_8_no_costs_at_read(d, rec);
 		return false;
 	}
-	if (!step8_clock_start(r, o, &rec->cpus))
+	if (!step8_clock_start(r, o, rec))
 		return false;
 	cost_measure(cost_clock(r->served), r->rate_millihz, &r->cost);
 	clock_set_read_plan(cost_read_plan(&r->cost, r->fenced));
@@ -501,9 +626,9 @@ static void counter_identity(const struct found_record *f, struct counter_identi
 	counter_identify_basic(id);
 }
 
-/* Part 6, the last: steps 4 to 9 on what parts 1 to 5 found (step 5 and the cost
- * measurement only in a forced decision). Ends the decision. */
-static bool part_verdict(struct decision *d)
+/* Steps 4 to 9 on what steps 2 and 3 found (step 5 and the cost measurement only in a
+ * forced decision). */
+static void steps4_to_9(struct decision *d)
 {
 	struct decision_result *r = &d->r;
 	const struct option_values *o = d->o;
@@ -511,14 +636,11 @@ static bool part_verdict(struct decision *d)
 	struct counter_identity id;
 	struct verdict v;
 	counter_identity(found, &id);
-	/* The clocksource as it is now, where it decides: part 3 may have read it long ago
-	 * (the reads before the due one can be hours apart), and the kernel's watchdog may
-	 * have left the TSC meanwhile. */
 	if (o->num[OPT_REQUIRE_TSC_CLOCKSOURCE])
-		part_clocksource(d);
+		read_clocksource(d);
 	if (step4_counter_refuses(d, &id, &v)) {
 		text_line(r->reason, sizeof r->reason, v.reason, NULL);
-		return false;
+		return;
 	}
 	d->key.cpu_signature = id.signature; /* a record measured now is this CPU's */
 	d->key.any_cpu_signature = false;
@@ -529,7 +651,7 @@ static bool part_verdict(struct decision *d)
 		rec = step5_measure(r, o, &d->key, found, &analysis);
 		measured = &analysis;
 		if (!rec)
-			return false;
+			return;
 	}
 	r->source = found->source;
 	r->rate_millihz = rec->rate_millihz;
@@ -544,7 +666,6 @@ static bool part_verdict(struct decision *d)
 			costs_now = steps7_8_benefit(d, rec);
 	}
 	step9_keep(d, rec, costs_now);
-	return false;
 }
 
 /* ---- the verbose line ---- */
@@ -604,13 +725,6 @@ static void say_when(struct text *t, const struct decision_result *r, bool at_lo
 	} else {
 		text_add(t, at_read ? " us at the first clock read" : " us when the status was asked for");
 	}
-	if (r->prepared_reads) {
-		text_add(t, ", prepared in ");
-		text_add_u64(t, r->prepared_ns / 1000);
-		text_add(t, " us at the ");
-		text_add_u64(t, r->prepared_reads);
-		text_add(t, r->prepared_reads == 1 ? " read before it" : " reads before it");
-	}
 }
 
 void decision_say(const struct decision_result *r, const struct option_values *o, bool at_load, uint64_t at_read)
@@ -639,29 +753,6 @@ void decision_say(const struct decision_result *r, const struct option_values *o
 	    note, NULL);
 }
 
-/* The decision's parts, in order: one table. Each read of a served clock among the
- * DECISION_PREPARE_PARTS reads before the due one runs the next part not yet done (where
- * no other thread is running one), so that no read pays for the whole decision: each
- * part costs a look-up through /proc or /sys, or a file's read, a few microseconds. The
- * due read runs what is left, at least the verdict and the clock's start; a forced
- * decision (a cold start at load, a status query) runs them all at once. Each returns
- * false when the decision ends there (its reason set): it is then published at that read. */
-static bool (*const decision_parts[])(struct decision *) = {
-	part_cpu_set,       /* step 2: the CPU set (1-2 us) */
-	part_boot,          /* step 2: the boot's id (/proc/sys: 5-10 us) */
-	part_clocksource,   /* the clocksource the costs are of (/sys: 6-11 us) */
-	part_system_record, /* step 3: the machine-wide record (7-12 us) */
-	part_cache,         /* step 3: the per-user cache, where needed (7-10 us) */
-	part_verdict,       /* steps 4 to 9: the verdict, the costs, the clock's start */
-};
-enum { DECISION_PARTS = sizeof decision_parts / sizeof decision_parts[0] };
-_Static_assert(DECISION_PREPARE_PARTS == DECISION_PARTS - 1, "a read before the due one for each part but the last");
-
-unsigned decision_parts_done(void)
-{
-	return atomic_load_explicit(record_decision_parts(), memory_order_relaxed);
-}
-
 bool decision_measuring_in_child(void)
 {
 	return atomic_load_explicit(&measuring_in_child, memory_order_relaxed);
@@ -669,26 +760,17 @@ bool decision_measuring_in_child(void)
 
 const struct decision_result *decision_run(const struct decision_setup *setup)
 {
-	struct decision *d = &under_way;
+	struct decision *d = record_decision_state();
+	memset(d, 0, sizeof *d);
 	this_call = *setup;
-	_Atomic uint32_t *done = record_decision_parts();
-	unsigned part = atomic_load_explicit(done, memory_order_relaxed);
-	if (part == 0) {
-		memset(d, 0, sizeof *d);
-		d->o = setup->o;
-		d->r.max_shift_ns = UINT64_MAX;
-		d->r.served = (uint32_t)d->o->num[OPT_CLOCKS];
-		d->r.fenced = d->o->num[OPT_FENCE] != 0;
-		d->found.lock = RECORD_LOCK_NONE;
-	}
+	d->o = setup->o;
+	d->r.max_shift_ns = UINT64_MAX;
+	d->r.served = (uint32_t)d->o->num[OPT_CLOCKS];
+	d->r.fenced = d->o->num[OPT_FENCE] != 0;
+	d->found.lock = RECORD_LOCK_NONE;
 	d->may_measure = setup->may_measure;
-	unsigned until = setup->all ? DECISION_PARTS : part + 1;
-	bool going = true;
-	for (; going && part < until && part < DECISION_PARTS; part++)
-		going = decision_parts[part](d);
-	atomic_store_explicit(done, part, memory_order_relaxed);
-	if (going && part < DECISION_PARTS)
-		return NULL;
+	if (step2_boot(d) && step3_records(d))
+		steps4_to_9(d);
 	if (d->found.lock >= 0)
 		close(d->found.lock);
 	return &d->r;

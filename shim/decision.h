@@ -1,6 +1,6 @@
-/* The decision's steps, run in parts (decision.c): what a decision finds. The gate
- * (gate.h) decides when, holds the claim that lets one part run at a time in an address
- * space, and publishes the outcome. */
+/* The decision's steps (decision.c): what a decision finds. The gate (gate.h) decides
+ * when, holds the claim that lets one decision run at a time in an address space, and
+ * publishes the outcome. */
 #ifndef SHIM_DECISION_H
 #define SHIM_DECISION_H
 
@@ -28,33 +28,21 @@ struct decision_result {
 	struct cost_ps cost;     /* all 0 when the benefit gate did not run */
 	uint64_t cost_build;     /* the build the costs belong to */
 	bool costs_from_record;
-	uint64_t decide_ns;      /* how long the read that decided took to decide */
-	uint64_t prepared_ns;    /* and the parts run at reads before it, together */
-	uint32_t prepared_reads; /* at so many reads */
+	uint64_t decide_ns;      /* how long the read (or query, or load) that decided took to decide */
+	uint64_t at_read;        /* the read that decided, 0: at load or a status query */
 	char reason[TSCSHIM_REASON_SIZE];
 };
 
-/* The parts that run at the reads before the due one, one a read; the last part (steps 4
- * to 9) runs at the due read. */
-enum { DECISION_PREPARE_PARTS = 5 };
-
-/* What the gate gives one call of decision_run. */
+/* What the gate gives decision_run. */
 struct decision_setup {
-	const struct option_values *o; /* the options step 1 let through (read at the first part) */
-	bool all;                      /* every part left; else the next one only */
+	const struct option_values *o; /* the options step 1 let through */
 	bool may_measure;              /* a forced decision: the estimator and the costs may run */
 	bool boot_unknown;             /* no /proc at load: no boot id, no record trusted */
 	bool signals_blocked;          /* the caller blocked every signal for the call */
 	bool wiped_marked;             /* the kernel marks the fork-wiped pages already */
 };
 
-/* How many parts are done (0: none; a fork child finds 0: the count lies on the pages
- * the kernel wipes in it, beside the gate's claim). */
-unsigned decision_parts_done(void);
-
-/* Runs the next part not yet done, or every part left, under the gate's claim, every
- * signal blocked. Returns the outcome once the decision ended (a part may end it early:
- * no /proc, no record answering), else NULL. */
+/* Runs the decision under the gate's claim, every signal blocked. Returns its outcome. */
 const struct decision_result *decision_run(const struct decision_setup *setup);
 
 /* True in the estimator's child (forked by a measuring decision) and its threads, which

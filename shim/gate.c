@@ -1,15 +1,10 @@
 /* The gate: when the decision runs, and the one place its outcome is published. Step 1
  * (the options, taken at load: secure execution, invalid settings, the other C library,
- * disabled, nothing to serve) is here; steps 2 to 9 are decision.c's, run in parts (its
- * table, decision_parts): the CPU set, the boot, the clocksource, the machine-wide
- * record, the per-user cache, then the verdict, the costs and the clock's start. Each of
- * the five reads of a served clock before the TSCSHIM_DECIDE_AFTER-th runs the next part,
- * so that no read pays for the whole decision; the due read runs what is left, at least
- * the last. A part that ends the decision (no /proc, say) publishes it at its own read.
+ * disabled, nothing to serve) is here; steps 2 to 9 are decision.c's: the boot, the
+ * records, the verdict, the costs and the clock's start, in one call.
  *
  * When: at the TSCSHIM_DECIDE_AFTER-th read of a served clock (gate_decide_if_due), or at
- * load when nothing is recorded (a cold start), or at a status query: one trigger path;
- * the last two run every part at once.
+ * load when nothing is recorded (a cold start), or at a status query: one trigger path.
  * Nothing is measured at a program's read: the estimator and the cost measurement run
  * only in a cold start at load, before the program's threads exist, or at a status
  * query, which asks for the decision now. A read that finds
@@ -18,8 +13,11 @@
  * next start's load. Whoever decides runs in someone else's program, on whatever thread
  * and stack made that read, perhaps in a signal handler on a small alternate stack: each
  * part runs on a stack of its own (decision_stack), every signal blocked, no heap on a
- * warm start, no thread, nothing left behind. One part runs at a time in an address
- * space (the claim, taken for each part and freed after each but the last). */
+ * warm start, no thread, nothing left behind. One decision runs at a time in an address
+ * space (the claim), with every signal blocked once for all of it: a decision at a read
+ * makes as few system calls as its look-ups need (decision.c), and the gate adds two (the
+ * signal mask), a third (the thread's id) and a fourth (the claim's page marked wiped on
+ * fork) only where another thread exists to find the claim held or to fork meanwhile. */
 #define _GNU_SOURCE
 #include "gate.h"
 #include "load_page.h"
@@ -225,8 +223,6 @@ static _Atomic uint64_t reads_before_decision ON_LOAD_PAGE;
  * Initial-exec: the shim is preloaded, so its thread-local block is static (as stats.h's). */
 enum { COUNT_BATCH = 64 };
 static __thread uint32_t reads_not_yet_shared __attribute__((tls_model("initial-exec")));
-/* The count at which the decision was claimed (0: at load, or asked for by the status). */
-static uint64_t decided_at_read;
 
 /* Asked by the trigger before it claims the decision: 0 when this clock is not served (it
  * never decides), else this read's number among the served clocks' reads, counted once
@@ -243,12 +239,11 @@ static uint64_t served_read_number(clockid_t clock, uint64_t *decide_after)
 	 * reads that prepare the decision: one thread's reads are still numbered exactly,
 	 * and threads reading at once write the shared line once a batch, not at every read
 	 * (an atomic add on a line two CPUs fight over cost 117 ns a read). Shared only
-	 * until due: the reads after it (while a decision is under way, its parts perhaps
-	 * still running) only load the shared word and count on in their own, so that each
-	 * thread's reads stay numbered. */
+	 * until due: the reads after it (while a decision is under way) only load the shared
+	 * word and count on in their own, so that each thread's reads stay numbered. */
 	uint64_t shared = atomic_load_explicit(&reads_before_decision, memory_order_relaxed);
 	uint64_t mine = (uint64_t)reads_not_yet_shared + 1;
-	if (shared >= *decide_after || (shared + mine + DECISION_PREPARE_PARTS < *decide_after && mine < COUNT_BATCH)) {
+	if (shared >= *decide_after || (shared + mine < *decide_after && mine < COUNT_BATCH)) {
 		reads_not_yet_shared = (uint32_t)mine;
 		return shared + mine;
 	}
@@ -267,14 +262,11 @@ static void say_decided(void)
 	if (say_level >= 1 && !options.invalid && wrong_libc[0])
 		say("passing through: ", wrong_libc, NULL);
 	else if (say_level >= 1 && !options.invalid)
-		decision_say(&gate_result, options_resolved_for_decision(), decided_at_load, decided_at_read);
+		decision_say(&gate_result, options_resolved_for_decision(), decided_at_load, gate_result.at_read);
 }
 
 /* ---- the claim: one decision at a time in an address space ---- */
 
-/* Whether every signal is blocked for the part under way (the trigger's block may be
- * refused, by a seccomp filter say): then the first publication need not block them again. */
-static bool decision_signals_blocked;
 
 /* The kernel marked the decision's pages wiped on fork (MADV_WIPEONFORK, at the first
  * claim: mark_claim_page): the clock's start, which marks the same pages, need not ask
@@ -286,14 +278,29 @@ static _Atomic bool claim_page_wiped_by_kernel ON_LOAD_PAGE;
 enum { PHASE_UNDECIDED, PHASE_DECIDED };
 static _Atomic uint32_t phase ON_LOAD_PAGE;
 
-/* The claim (record_decision_claim): the deciding thread's id, CLAIM_GIVEN_UP once a
- * reader found that thread gone, 0 when nobody decides. It lies on the fork-wiped pages,
- * marked before anyone claims: a fork child of a process caught mid-decision finds it free
- * and decides for itself (its count of reads inherited, its next read is due), while a
- * vfork or CLONE_VM child, sharing the memory, finds it held and passes through: one
- * address space never runs two decisions. No read ever makes a system call to tell
- * which process it is in. */
+/* The claim (record_decision_claim): the deciding thread's id, CLAIM_ONLY_THREAD where it
+ * is the process's only thread, CLAIM_GIVEN_UP once a reader found the decider gone, 0
+ * when nobody decides. It lies on the fork-wiped pages, marked before a multi-threaded
+ * process claims: a fork child of a process caught mid-decision finds it free and decides
+ * for itself (its count of reads inherited, its next read is due), while a vfork or
+ * CLONE_VM child, sharing the memory, finds it held and passes through: one address
+ * space never runs two decisions. No read ever makes a system call to tell which process
+ * it is in.
+ *
+ * The only thread (the C library says so: glibc's __libc_single_threaded) needs neither
+ * its id nor the mark: with its signals blocked, no other thread of its process can come
+ * to be, fork or find the claim held while it decides, and if it dies the process dies
+ * with it; a vfork child that finds the claim held passes through, and never asks whether
+ * the decider lives. Elsewhere (musl, threads) the id is asked and the page marked. */
 #define CLAIM_GIVEN_UP ((uint64_t)1 << 32)
+#define CLAIM_ONLY_THREAD ((uint64_t)1 << 33)
+extern char __libc_single_threaded __attribute__((weak));
+
+/* True where the C library says no other thread was ever created in this process. */
+static bool only_thread(void)
+{
+	return &__libc_single_threaded && __libc_single_threaded;
+}
 /* Atomic: two threads whose reads fall due together may both mark it (madvise is
  * idempotent), and neither may tear the flag. */
 static _Atomic bool claim_page_marked ON_LOAD_PAGE;
@@ -314,34 +321,38 @@ bool gate_decided(void)
 	return atomic_load_explicit(&phase, memory_order_acquire) == PHASE_DECIDED;
 }
 
-/* The decision's result and figures, then the phase (release): readers that see it
- * decided see them. The one place gate_result is written. */
-static void publish(const struct decision_result *r)
+/* The decision's result and figures, with how long it took and at which read (0: at load
+ * or a query), then the phase (release): readers that see it decided see them. The one
+ * place gate_result is published (step 1 writes a refusal into it first, unpublished). */
+static void publish(const struct decision_result *r, uint64_t decide_ns, uint64_t at_read)
 {
-	gate_result = *r;
+	if (r != &gate_result)
+		gate_result = *r;
+	gate_result.decide_ns = decide_ns;
+	gate_result.at_read = at_read;
 	atomic_store_explicit(&phase, PHASE_DECIDED, memory_order_release);
 }
 
-/* Without MADV_WIPEONFORK (kernels before 4.14) a fork child frees the claim itself, and
- * starts the decision's parts over, as the wiped page would have it. */
+/* Without MADV_WIPEONFORK (kernels before 4.14) a fork child frees the claim itself, as
+ * the wiped page would have it. */
 static void claim_reset_in_child(void)
 {
 	atomic_store_explicit(record_decision_claim(), 0, memory_order_relaxed);
-	atomic_store_explicit(record_decision_parts(), 0, memory_order_relaxed);
 }
 
-/* The claim's page marked wiped on fork, before the first claim: once per process image
- * (a fork child keeps the mark). The same pages the clock's start marks (clock.c), which
- * then finds them marked. */
-static void mark_claim_page(void)
+/* The claim's page marked wiped on fork, before a claim where other threads exist: once
+ * per process image (a fork child keeps the mark). The same pages the clock's start marks
+ * (clock.c), which then finds them marked. Returns whether the kernel marks them. */
+static bool mark_claim_page(void)
 {
-	if (atomic_load_explicit(&claim_page_marked, memory_order_acquire))
-		return;
-	if (raw_syscall4(SYS_madvise, (long)&wiped, sizeof wiped, MADV_WIPEONFORK, 0) != 0)
-		libc_atfork_child(claim_reset_in_child);
-	else
-		atomic_store_explicit(&claim_page_wiped_by_kernel, true, memory_order_relaxed);
-	atomic_store_explicit(&claim_page_marked, true, memory_order_release);
+	if (!atomic_load_explicit(&claim_page_marked, memory_order_acquire)) {
+		if (raw_syscall4(SYS_madvise, (long)&wiped, sizeof wiped, MADV_WIPEONFORK, 0) != 0)
+			libc_atfork_child(claim_reset_in_child);
+		else
+			atomic_store_explicit(&claim_page_wiped_by_kernel, true, memory_order_relaxed);
+		atomic_store_explicit(&claim_page_marked, true, memory_order_release);
+	}
+	return atomic_load_explicit(&claim_page_wiped_by_kernel, memory_order_relaxed);
 }
 
 /* The deciding thread died mid-decision (killed by a seccomp filter, say): this process
@@ -353,7 +364,7 @@ static void give_up_after_dead_decider(void)
 	struct decision_result r = {.max_shift_ns = UINT64_MAX};
 	text_line(r.reason, sizeof r.reason,
 		  "the thread deciding died mid-decision (killed by a seccomp filter?); passing every call through", NULL);
-	publish(&r);
+	publish(&r, 0, 0);
 	if (say_level >= 1)
 		say("passing through: ", r.reason, NULL);
 }
@@ -365,7 +376,7 @@ static void give_up_after_dead_decider(void)
 static bool claimed_elsewhere(uint64_t claim)
 {
 	uint64_t seen = atomic_fetch_add_explicit(&reads_finding_claim, 1, memory_order_relaxed) + 1;
-	bool check = seen >= 1024 && (seen & (seen - 1)) == 0 && claim != CLAIM_GIVEN_UP;
+	bool check = seen >= 1024 && (seen & (seen - 1)) == 0 && claim != CLAIM_GIVEN_UP && claim != CLAIM_ONLY_THREAD;
 	/* Gone, undecided: the one reader that swaps the claim gives up for the process, and
 	 * dispatches its read again (the caller then takes the pass-through's direct path). */
 	if (check && raw_syscall4(SYS_tkill, (long)(claim & 0xffffffffu), 0, 0, 0) == -ESRCH && !gate_decided() &&
@@ -447,20 +458,8 @@ static void say_stack_used(void)
 	say("decision stack: ", text, " bytes used (libc's frames included)", NULL);
 }
 
-/* What one claim of the decision runs: one more part (a read before the due one), or
- * every part left (the due read, a forced decision). */
-struct decision_call {
-	uint64_t read_number; /* 0: forced (at load, a status query): it may measure */
-	bool all;
-};
-
-/* The parts run at reads before the one that decides, for the verbose line and the
- * status (reset where the first part runs: a fork child starts over). */
-static uint64_t prepared_ns;
-static uint32_t prepared_reads;
-
-/* Step 1, where the first part runs: the options as they were at load. Returns them when
- * the decision goes on; else NULL, with the pass-through in *r. */
+/* Step 1, at the decision: the options as they were at load. Returns them when the
+ * decision goes on; else NULL, with the pass-through in *r. */
 static const struct option_values *step1_options(struct decision_result *r)
 {
 	*r = (struct decision_result){.max_shift_ns = UINT64_MAX};
@@ -489,93 +488,70 @@ static const struct option_values *step1_options(struct decision_result *r)
 	return NULL;
 }
 
-/* The decision's parts, on their own stack: those this call runs (step 1 first, where
- * the first part runs), and when the decision ends, published and said. */
+/* What a claim of the decision was made for: a read (its number), or 0 for a forced
+ * decision (at load, a status query), which may measure. On the claimer's stack: the
+ * decision writes no data page of the gate's but the published result (on the load page). */
+struct decision_call {
+	uint64_t read_number;
+	bool wiped_marked;    /* the claim's page was marked wiped on fork for this decision */
+	bool signals_blocked; /* every signal is blocked for it (the block may be refused, by a
+			       * seccomp filter say): the first publication need not block them */
+};
+
+/* The decision, on its own stack: step 1, then decision.c's steps; published and said.
+ * A refusal at step 1 is written into gate_result itself, not yet published (the phase
+ * says undecided until publish). */
 static void decide_on_own_stack(void *arg)
 {
 	const struct decision_call *call = arg;
 	uint64_t began = refclock_now_ns(CLOCK_MONOTONIC);
-	static struct decision_result refused; /* static: its reason is long; the claim makes it ours */
-	const struct decision_result *outcome = NULL;
-	const struct option_values *o = NULL;
-	bool first = decision_parts_done() == 0;
-	if (first) {
-		prepared_ns = 0;
-		prepared_reads = 0;
-		o = step1_options(&refused);
-	}
-	if (first && !o) {
-		outcome = &refused;
-	} else {
+	const struct option_values *o = step1_options(&gate_result);
+	const struct decision_result *outcome = &gate_result;
+	if (o) {
 		struct decision_setup setup = {
 			.o = o,
-			.all = call->all,
 			.may_measure = call->read_number == 0,
 			.boot_unknown = boot_unknown,
-			.signals_blocked = decision_signals_blocked,
-			.wiped_marked = atomic_load_explicit(&claim_page_wiped_by_kernel, memory_order_relaxed),
+			.signals_blocked = call->signals_blocked,
+			.wiped_marked = call->wiped_marked,
 		};
 		outcome = decision_run(&setup);
 	}
-	uint64_t took = refclock_now_ns(CLOCK_MONOTONIC) - began;
-	if (!outcome) {
-		prepared_ns += took;
-		prepared_reads++;
-		return;
-	}
-	static struct decision_result r;
-	r = *outcome;
-	r.decide_ns = took;
-	r.prepared_ns = prepared_ns;
-	r.prepared_reads = prepared_reads;
-	decided_at_read = call->read_number;
-	publish(&r);
+	publish(outcome, refclock_now_ns(CLOCK_MONOTONIC) - began, call->read_number);
 	say_decided();
 	say_stack_used();
 }
 
-/* What one attempt on the claim came to. */
-enum claim_outcome {
-	CLAIM_LOST,      /* another thread (or a vfork child) took it first */
-	CLAIM_DECIDED,   /* the decision is made (now, or by another meanwhile) */
-	CLAIM_PART_DONE, /* one part done, the decision not yet made: the claim freed again */
-};
-
-/* Takes the claim and runs what this read owes: one more part, or every part left
- * (`all`). Every signal is blocked and cancellation off from before the claim is taken
- * until after it is freed (or kept, the decision made), errno kept: a handler that jumps
- * out, or a cancellation acted on, between the two would leave the claim held by a live
- * thread for good (no handler runs inside a part, jumps out of it or cancels it). Only a
- * forced decision may measure: a cold start at load, or a status query, which a program
- * (tscshim calib --save's costs child) makes to have it decided now; never a read
- * (read_number 0: not a read). On CLAIM_LOST, *held is the claim found. */
-static enum claim_outcome claim_and_decide(uint64_t read_number, bool all, uint64_t *held)
+/* Takes the claim and decides. Every signal is blocked and cancellation off from before
+ * the claim is taken until after the decision is published, errno kept: a handler that
+ * jumps out, or a cancellation acted on, in between would leave the claim held by a live
+ * thread for good (no handler runs inside the decision, jumps out of it or cancels it).
+ * Only a forced decision may measure: a cold start at load, or a status query, which a
+ * program (tscshim calib --save's costs child) makes to have it decided now; never a read
+ * (read_number 0: not a read). Returns false when another thread (or a vfork child) held
+ * the claim first: *held is the claim found. */
+static bool claim_and_decide(uint64_t read_number, uint64_t *held)
 {
 	_Atomic uint64_t *claim = record_decision_claim();
-	uint64_t me = (uint64_t)raw_syscall4(SYS_gettid, 0, 0, 0, 0) & 0xffffffffu;
+	bool alone = only_thread();
+	struct decision_call call = {read_number, false, false};
+	call.wiped_marked = alone ? atomic_load_explicit(&claim_page_wiped_by_kernel, memory_order_relaxed)
+				  : mark_claim_page();
+	uint64_t me = alone ? CLAIM_ONLY_THREAD : (uint64_t)raw_syscall4(SYS_gettid, 0, 0, 0, 0) & 0xffffffffu;
 	uint64_t saved_mask;
 	bool blocked = signals_block_all(&saved_mask);
 	int cancel_state;
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
 	int saved_errno = errno;
-	enum claim_outcome outcome;
-	if (!atomic_compare_exchange_strong(claim, held, me)) {
-		outcome = CLAIM_LOST;
-	} else if (gate_decided()) {
-		outcome = CLAIM_DECIDED; /* decided between our first look and the claim */
-	} else {
-		decision_signals_blocked = blocked;
-		struct decision_call call = {read_number, all};
+	bool claimed = atomic_compare_exchange_strong(claim, held, me);
+	if (claimed && !gate_decided()) {
+		call.signals_blocked = blocked;
 		run_on_decision_stack(decide_on_own_stack, &call);
-		outcome = gate_decided() ? CLAIM_DECIDED : CLAIM_PART_DONE;
-		/* The claim is free for the next read's part, whichever thread makes it. */
-		if (outcome == CLAIM_PART_DONE)
-			atomic_store_explicit(claim, 0, memory_order_release);
 	}
 	errno = saved_errno;
 	pthread_setcancelstate(cancel_state, NULL);
 	signals_restore(blocked, &saved_mask);
-	return outcome;
+	return claimed;
 }
 
 bool gate_decide_if_due(clockid_t clock, bool force)
@@ -584,41 +560,30 @@ bool gate_decide_if_due(clockid_t clock, bool force)
 		return true;
 	if (!loaded)
 		return false;
-	/* A read before the decision's parts are due only counts, whatever the claim: a fork
-	 * child of a process whose decision was forced (a status query) waits for its own
-	 * reads too. From the first read that prepares on, every read of a served clock
-	 * looks at the claim. */
-	uint64_t read_number = 0, decide_after = 0;
-	bool all = force;
+	/* A read before the decision is due only counts, whatever the claim: a fork child of
+	 * a process whose decision was forced (a status query) waits for its own reads too.
+	 * From the due read on, every read of a served clock looks at the claim (where
+	 * threads' batched counts carried the count past it, the first read that sees it due
+	 * decides). */
+	uint64_t read_number = 0;
 	if (!force) {
+		uint64_t decide_after = 0;
 		read_number = served_read_number(clock, &decide_after);
-		if (read_number == 0 || read_number + DECISION_PREPARE_PARTS < decide_after)
+		if (read_number == 0 || read_number < decide_after)
 			return false;
-		/* One part a read, the last (steps 4 to 9) at the due read; where other threads'
-		 * batches carried the count past the first reads that prepare, the parts go on
-		 * at the reads after it, one a read, and the decision comes as many reads later.
-		 * A count too small for five reads before it runs what is left at the due read
-		 * (TSCSHIM_DECIDE_AFTER=1: everything at the first). */
-		all = read_number >= decide_after && decide_after <= DECISION_PREPARE_PARTS;
 	}
 	/* The estimator's child, forked by the decider, and its threads carry on the decider's
 	 * work and never decide. */
 	if (decision_measuring_in_child())
 		return false;
-	uint64_t held = atomic_load_explicit(record_decision_claim(), memory_order_acquire);
+	/* A write, not a load, is the first touch of the claim's page (it changes nothing):
+	 * a page first read and then written faults twice. */
+	uint64_t held = atomic_fetch_add_explicit(record_decision_claim(), 0, memory_order_acquire);
 	if (held != 0)
 		return claimed_elsewhere(held);
-	mark_claim_page();
-	switch (claim_and_decide(read_number, all, &held)) {
-	case CLAIM_LOST:
+	if (!claim_and_decide(read_number, &held))
 		return claimed_elsewhere(held);
-	case CLAIM_DECIDED:
-		return true;
-	default:
-		/* This read passed through while the decision was under way. */
-		atomic_fetch_add_explicit(&passed_while_deciding, 1, memory_order_relaxed);
-		return false;
-	}
+	return true;
 }
 
 /* ---- at exit: the verbose line of a process that never decided ---- */

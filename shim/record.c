@@ -25,46 +25,67 @@
 #include <unistd.h>
 
 /* Too big for the decision's stack, and needed once per decision. What every warm
- * decision writes (the claim, the parsed records, then the file buffer, so that
- * a record file of one CPU set, about 460-540 bytes with two builds' costs, the common
- * case, is read into that same page; the message buffer after it, written on a failure) sits in the scratch that shares the fork-wiped page the first
- * line's publication writes anyway (shim/line.h): one fresh page, not two. Every buffer
- * is written before it is read, within one decision. may_alias: the scratch is bytes. */
+ * decision writes (the claim, the decision's own state, the parsed file, then the file's
+ * text, about 460-640 bytes for a record of one CPU set with two builds' costs, the common
+ * case) sits in the scratch that shares the fork-wiped page the first line's publication
+ * writes anyway (shim/line.h): one fresh page, with the decision's stack the only other.
+ * The claim is written before it is read (gate.c), so that the page faults once, not twice.
+ * Every buffer is written before it is read, within one decision. may_alias: the scratch
+ * is bytes. */
 struct __attribute__((may_alias)) decision_buffers {
 	/* The gate's claim of the decision (record_decision_claim): on this page so that a
 	 * fork child finds it free; its own cache line, away from the buffers. */
 	_Alignas(64) _Atomic uint64_t claim;
-	/* How many of the decision's parts are done (record_decision_parts): beside the
-	 * claim, so that a fork child, finding the claim free, also starts the parts over. */
-	_Atomic uint32_t parts;
-	_Alignas(64) struct cache_file cache; /* the per-user cache as read (count 0: none usable) */
-	struct cache_file system;               /* the machine-wide record as read */
+	/* The last read of the cache found another build's format there, and read this
+	 * build's file beside it (record_mark_stale marks that one too). */
+	bool read_beside;
+	/* decision.c's state (record_decision_state). */
+	_Alignas(64) unsigned char decision_state[RECORD_DECISION_STATE_SIZE];
+	/* The file read last, parsed: the machine-wide record or the per-user cache (one at a
+	 * time: the decision copies the record it keeps). count 0: none usable. */
+	struct cache_file parsed;
 	char file[CACHE_MAX_SIZE + 1];
-	char cache_path[SAFEFILE_PATH_MAX];
-	char err[SAFEFILE_PATH_MAX + 160]; /* one step's message at a time: written on a failure */
 };
 _Static_assert(sizeof(struct decision_buffers) <= sizeof wiped.decision_scratch,
 	       "the decision's buffers fit the scratch");
-_Static_assert(offsetof(struct fork_wiped, decision_scratch) + offsetof(struct decision_buffers, file) + 540 <=
+_Static_assert(offsetof(struct fork_wiped, decision_scratch) + offsetof(struct decision_buffers, file) + 640 <=
 		       4096,
 	       "a one-record file shares the first page with what every decision writes");
 #define buffers (*(struct decision_buffers *)(void *)wiped.decision_scratch)
 
-/* Rarer: the lock name (only when measuring) and the note (only when the cache could not
- * be used or written). */
+/* Rarer: the lock name (only when measuring), the messages (only when a file could not be
+ * used or written), the path of this build's cache beside another build's. */
 static AFTER_BSS struct {
 	char lock_name[SAFEFILE_PATH_MAX + 8];
 	char note[SAFEFILE_PATH_MAX + 160]; /* what went wrong with the cache, for verbose */
+	char err[SAFEFILE_PATH_MAX + 160];  /* one step's message at a time: written on a failure */
+	char sibling[SAFEFILE_PATH_MAX + 8]; /* this build's cache beside another build's */
+	char long_cache_path[SAFEFILE_PATH_MAX]; /* a default path too long for the load page */
 } rare;
+
+/* What the load's checks found (record_may_answer), for the decision: whether the
+ * machine-wide record passed, and its size then; the per-user cache's path where the load
+ * made it (the default's, or the option's, which the options keep). On the load page. */
+static struct {
+	bool system_passed;
+	bool cache_path_made;
+	uint64_t system_size;
+	char cache_path[256];
+} at_load ON_LOAD_PAGE;
 
 _Atomic uint64_t *record_decision_claim(void)
 {
 	return &buffers.claim;
 }
 
-_Atomic uint32_t *record_decision_parts(void)
+void *record_decision_state(void)
 {
-	return &buffers.parts;
+	return buffers.decision_state;
+}
+
+bool record_system_passed_load(void)
+{
+	return at_load.system_passed;
 }
 
 const char *record_note(void)
@@ -72,44 +93,35 @@ const char *record_note(void)
 	return rare.note;
 }
 
-const struct cache_record *record_from_system(const struct option_values *o,
-					      const struct cache_key *key)
+const struct cache_file *record_system_file(const struct option_values *o)
 {
 	const char *path = o->text[OPT_SYSTEM_RECORD];
 	if (path[0] != '/')
 		return NULL;
 	struct safefile_trust root = {.owner = 0, .check_directory = 1, .max_size = CACHE_MAX_SIZE};
-	int rc = cache_read(path, &root, buffers.file, sizeof buffers.file, &buffers.system,
-			    buffers.err, sizeof buffers.err);
+	/* The load's lstat checked the file itself, at this very path (the options are
+	 * copied at load; the default is the default). */
+	if (at_load.system_passed)
+		root.checked_size = (size_t)at_load.system_size;
+	int rc = cache_read(path, &root, buffers.file, sizeof buffers.file, &buffers.parsed,
+			    rare.err, sizeof rare.err);
 	if (rc != CACHE_OK) {
 		if (say_level >= 2 || (say_level >= 1 && rc != CACHE_MISSING))
-			say("machine-wide record ", buffers.err, NULL);
+			say("machine-wide record ", rare.err, NULL);
 		return NULL;
 	}
-	int i = cache_find(&buffers.system, key);
-	/* Inconclusive: the process measures for itself. */
-	if (i < 0 || buffers.system.record[i].estimate_verdict == ESTIMATE_INCONCLUSIVE) {
-		if (say_level >= 2)
-			say("machine-wide record ", path, ": not for this boot, CPU or CPU set", NULL);
-		return NULL;
-	}
-	return &buffers.system.record[i];
+	return &buffers.parsed;
 }
 
-/* The kernel's boot, as a wall-clock time in ns: REALTIME less BOOTTIME. */
-/* Through the system call, not the vDSO: at load, the vDSO's data pages are two more
- * pages for a process that may never read a clock. */
-static uint64_t boot_wall_ns(void)
-{
-	return kernel_clock_ns(CLOCK_REALTIME) - kernel_clock_ns(CLOCK_BOOTTIME);
-}
 
-/* What a record's file must be, checked at load from one lstat, with no file read: a
- * regular file (not a symlink), the owner's, readable by it and writable by nobody else,
- * of a size a record file can have, and modified since the boot began (a second of slack
- * for the clocks' rounding). A file that fails here makes the process measure at load,
- * before its threads exist; the read then never measures. */
-LOAD_PATH static bool file_may_answer(const char *path, uid_t owner, uint64_t *boot_ns)
+/* What a record's file must be, checked at load from one lstat, with no file read and no
+ * clock read: a regular file (not a symlink), the owner's, readable by it and writable by
+ * nobody else, of a size a record file can have, and not marked for a measurement (times
+ * of 1970: record_mark_stale). Whether it is of this boot is its content's to say, at the
+ * read (a file kept from an earlier boot makes that one process pass through, and is
+ * marked). A file that fails here makes the process measure at load, before its threads
+ * exist; the read then never measures. */
+LOAD_PATH static bool file_may_answer(const char *path, uid_t owner, uint64_t *size)
 {
 	struct stat st;
 	if (raw_syscall4(SYS_newfstatat, AT_FDCWD, (long)path, (long)&st, AT_SYMLINK_NOFOLLOW) != 0)
@@ -117,18 +129,22 @@ LOAD_PATH static bool file_may_answer(const char *path, uid_t owner, uint64_t *b
 	if (!S_ISREG(st.st_mode) || st.st_uid != owner || !(st.st_mode & S_IRUSR) ||
 	    (st.st_mode & (S_IWGRP | S_IWOTH)) || st.st_size <= 0 || st.st_size > CACHE_MAX_SIZE)
 		return false;
-	if (*boot_ns == 0)
-		*boot_ns = boot_wall_ns();
-	uint64_t written = (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec;
-	return written + 1000000000ull >= *boot_ns;
+	*size = (uint64_t)st.st_size;
+	return st.st_mtim.tv_sec > 0;
 }
+
+/* The suffix of this build's cache beside another build's (cache_format_sibling). */
+#define STRINGIFY_(x) #x
+#define STRINGIFY(x) STRINGIFY_(x)
+static char format_suffix[] ON_LOAD_PAGE = ".v" STRINGIFY(CACHE_FORMAT_VERSION);
 
 /* On the load path: no libc call (raw_syscall.h), no string constant off the load page. */
 LOAD_PATH bool record_may_answer(const char *system, const char *option, const char *xdg_runtime_dir)
 {
-	uint64_t boot_ns = 0;
-	if (system[0] == '/' && file_may_answer(system, 0, &boot_ns))
+	if (system[0] == '/' && file_may_answer(system, 0, &at_load.system_size)) {
+		at_load.system_passed = true;
 		return true;
+	}
 	/* Small: a page-sized buffer here would reach a fresh page of the stack, a fault of its
 	 * own. A default path longer than this (a very long XDG_RUNTIME_DIR) is made in static
 	 * storage instead, a page touched only then. */
@@ -148,7 +164,28 @@ LOAD_PATH bool record_may_answer(const char *system, const char *option, const c
 			option = long_path;
 		}
 	}
-	return file_may_answer(option, euid, &boot_ns);
+	/* Kept for the decision, which then makes no system call to find it again. */
+	if (option == path) {
+		for (size_t i = 0; i < sizeof path; i++)
+			if ((at_load.cache_path[i] = path[i]) == '\0')
+				break;
+		at_load.cache_path_made = true;
+	}
+	uint64_t size;
+	if (file_may_answer(option, euid, &size))
+		return true;
+	/* Where the cache holds another build's format, this build's records are beside it
+	 * (record_cache_file); its load finds them there. One lstat more, only where the
+	 * cache itself cannot answer (a cold start, which measures anyway, or that case). */
+	char sibling[sizeof path + sizeof format_suffix];
+	size_t n = 0;
+	for (; option[n] && n < sizeof path; n++)
+		sibling[n] = option[n];
+	if (option[n])
+		return false;
+	for (size_t i = 0; i < sizeof format_suffix; i++)
+		sibling[n + i] = format_suffix[i];
+	return file_may_answer(sibling, euid, &size);
 }
 
 static char boot_id_path[] ON_LOAD_PAGE = "/proc/sys/kernel/random/boot_id";
@@ -159,66 +196,90 @@ LOAD_PATH bool record_boot_known(void)
 	return raw_stat(boot_id_path, &st) == 0;
 }
 
+
 void record_mark_stale(const char *path)
 {
 	/* Times of 1970: the next process's check at load (file_may_answer) finds the file
-	 * older than the boot, and measures there. Only a file of our own: the cache. */
+	 * older than the boot, and measures there. Only a file of our own: the cache, and where
+	 * it holds another build's format, this build's file beside it too. The load looks
+	 * beside the cache only where the cache fails its check, so the other build's file is
+	 * marked as well: that build then measures once at its next start, and rewrites it. */
+	if (buffers.read_beside)
+		raw_syscall4(SYS_utimensat, AT_FDCWD, (long)rare.sibling, (long)(struct timespec[2]){{0, 0}, {0, 0}},
+			     AT_SYMLINK_NOFOLLOW);
 	struct timespec epoch[2] = {{0, 0}, {0, 0}};
 	if (raw_syscall4(SYS_utimensat, AT_FDCWD, (long)path, (long)epoch, AT_SYMLINK_NOFOLLOW) == 0 &&
 	    say_level >= 2)
 		say("cache ", path, ": marked for a measurement at the next start's load", NULL);
 }
 
-/* The effective uid the per-user cache belongs to, read once by record_cache_path (the
- * decision asks it first): the program may have changed it since load. */
-static uid_t cache_owner ON_LOAD_PAGE;
+/* The effective uid the per-user cache belongs to: the one the process started with, from
+ * the auxiliary vector (no system call). */
+static uid_t cache_owner(void)
+{
+	return (uid_t)getauxval(AT_EUID);
+}
 
 const char *record_cache_path(const struct option_values *o)
 {
-	cache_owner = (uid_t)raw_syscall4(SYS_geteuid, 0, 0, 0, 0);
 	const char *option = o->text[OPT_CACHE];
 	if (strcmp(option, "off") == 0)
 		return NULL;
 	if (option[0])
 		return option;
-	/* Read when the decision runs; never in secure execution, which passes through
-	 * before any record is looked at. */
+	if (at_load.cache_path_made)
+		return at_load.cache_path;
+	/* Not made at load (the machine-wide record answered there, or the default path is
+	 * long). Never in secure execution, which passes through before any record is looked
+	 * at. */
 	extern char **environ;
-	if (cache_default_path_for(environment_value(environ, "XDG_RUNTIME_DIR"), cache_owner,
-				   buffers.cache_path, sizeof buffers.cache_path) != 0)
+	if (cache_default_path_for(environment_value(environ, "XDG_RUNTIME_DIR"), cache_owner(),
+				   rare.long_cache_path, sizeof rare.long_cache_path) != 0)
 		return NULL;
-	return buffers.cache_path;
+	return rare.long_cache_path;
 }
 
-/* The per-user cache into buffers.cache (none usable: count 0), as this decision reads it.
- * Returns cache_read's status. */
-static int read_cache(const char *path)
+/* The file at path into buffers.parsed (none usable: count 0). Returns cache_read's status. */
+static int read_cache_at(const char *path)
 {
-	struct safefile_trust mine = {.owner = cache_owner, .max_size = CACHE_MAX_SIZE};
-	int rc = cache_read(path, &mine, buffers.file, sizeof buffers.file, &buffers.cache,
-			    buffers.err, sizeof buffers.err);
+	struct safefile_trust mine = {.owner = cache_owner(), .max_size = CACHE_MAX_SIZE};
+	int rc = cache_read(path, &mine, buffers.file, sizeof buffers.file, &buffers.parsed,
+			    rare.err, sizeof rare.err);
 	if (rc != CACHE_OK)
-		buffers.cache.count = 0;
+		buffers.parsed.count = 0;
 	return rc;
 }
 
-const struct cache_record *record_from_cache(const char *path, const struct cache_key *key)
+/* This build's file for the per-user cache at path: path, or where path holds another
+ * build's format, the file beside it (*where says which). Returns the read's status. */
+static int read_cache(const char *path, const char **where)
 {
-	int rc = read_cache(path);
+	*where = path;
+	buffers.read_beside = false;
+	int rc = read_cache_at(path);
+	if (rc != CACHE_OTHER_FORMAT)
+		return rc;
+	if (say_level >= 2)
+		say("cache ", rare.err, "; this build's records are kept beside it", NULL);
+	if (cache_format_sibling(path, rare.sibling, sizeof rare.sibling) != 0)
+		return CACHE_MISSING;
+	*where = rare.sibling;
+	buffers.read_beside = true;
+	return read_cache_at(rare.sibling);
+}
+
+const struct cache_file *record_cache_file(const char *path)
+{
+	const char *where;
+	int rc = read_cache(path, &where);
 	if (rc != CACHE_OK) {
 		if (rc != CACHE_MISSING)
-			text_line(rare.note, sizeof rare.note, buffers.err, NULL);
+			text_line(rare.note, sizeof rare.note, rare.err, NULL);
 		if (say_level >= 2 || (rc != CACHE_MISSING && say_level >= 1))
-			say("cache ", buffers.err, "; measuring and rewriting it", NULL);
+			say("cache ", rare.err, "; measuring and rewriting it", NULL);
 		return NULL;
 	}
-	int i = cache_find(&buffers.cache, key);
-	if (i < 0) {
-		if (say_level >= 2)
-			say("cache ", path, ": measured on another boot, CPU or CPU set; measuring", NULL);
-		return NULL;
-	}
-	return &buffers.cache.record[i];
+	return &buffers.parsed;
 }
 
 int record_lock(const char *path, uint64_t wait_ns)
@@ -234,7 +295,7 @@ int record_lock(const char *path, uint64_t wait_ns)
 	if (fd < 0)
 		return RECORD_LOCK_NONE;
 	/* A lock file another user owns is ignored: it could be held for ever. */
-	if (fstat(fd, &st) != 0 || st.st_uid != cache_owner || !S_ISREG(st.st_mode)) {
+	if (fstat(fd, &st) != 0 || st.st_uid != cache_owner() || !S_ISREG(st.st_mode)) {
 		close(fd);
 		return RECORD_LOCK_NONE;
 	}
@@ -272,10 +333,10 @@ int record_measure(const struct option_values *o, const struct cache_key *key,
 	 * the budget and 5 ms are kept for that, the fork and the answer. */
 	uint64_t wait_ns = config.budget_ns + calibrate_ns + 5000000;
 	config.budget_ns -= config.budget_ns / 8;
-	if (measure_in_child(&config, calibrate_ns, wait_ns, m, buffers.err, sizeof buffers.err) != 0) {
+	if (measure_in_child(&config, calibrate_ns, wait_ns, m, rare.err, sizeof rare.err) != 0) {
 		memset(m, 0, sizeof *m);
 		m->analysis.verdict = ESTIMATE_INCONCLUSIVE;
-		text_line(m->problem, sizeof m->problem, buffers.err, NULL);
+		text_line(m->problem, sizeof m->problem, rare.err, NULL);
 	}
 	if (m->problem[0] && seccomp == 2) {
 		/* A filter's rules cannot be read back: say that one is there. */
@@ -286,9 +347,11 @@ int record_measure(const struct option_values *o, const struct cache_key *key,
 		say(m->problem, NULL);
 	memset(out, 0, sizeof *out);
 	text_line(out->boot_id, sizeof out->boot_id, key->boot_id, NULL);
+	out->boot_wall_ns = key->boot_wall_ns;
 	out->cpu_signature = key->cpu_signature;
 	out->counter_invariant = 1; /* measured only after step 4 found it invariant */
 	out->cpus = *key->cpus;
+	out->all_cpus = cpu_mask_holds_every_possible(key->cpus);
 	out->estimate_verdict = m->analysis.verdict;
 	out->max_shift_ticks = m->analysis.max_shift_ticks;
 	out->rate_millihz = m->rate_millihz;
@@ -306,11 +369,12 @@ void record_keep(const char *path, const struct cache_record *rec)
 	 * whatever other processes wrote since the decision's part read it (a verdict from
 	 * the machine-wide record left it unread; a part may have read it long ago). Only a
 	 * forced decision keeps a record: it measured, so one read more is nothing. */
-	read_cache(path);
-	cache_insert(&buffers.cache, rec);
-	if (cache_write(path, &buffers.cache, false, buffers.file, sizeof buffers.file, buffers.err,
-			sizeof buffers.err) != 0) {
-		text_line(rare.note, sizeof rare.note, buffers.err, "; every start measures", NULL);
+	const char *where;
+	read_cache(path, &where);
+	cache_insert(&buffers.parsed, rec);
+	if (cache_write(where, &buffers.parsed, false, buffers.file, sizeof buffers.file, rare.err,
+			sizeof rare.err) != 0) {
+		text_line(rare.note, sizeof rare.note, rare.err, "; every start measures", NULL);
 		if (say_level >= 1)
 			say("cache ", rare.note, NULL);
 	} else {

@@ -15,16 +15,22 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-/* The machine-wide record's entry for key, or NULL (missing, untrusted, corrupt, not for
- * this boot, CPU or CPU set, or inconclusive: the process then measures for itself). */
-const struct cache_record *record_from_system(const struct option_values *o,
-					      const struct cache_key *key);
+/* The machine-wide record's file as read now (in the buffer record_cache_file reads into
+ * too: a record kept from it is copied first), or NULL (missing, untrusted, corrupt, said
+ * at TSCSHIM_VERBOSE=2, at 1 when not missing). Where the load's check passed it (and the
+ * process decides at a read), it is read with four system calls: its directory's lstat, an
+ * open, a read, a close (the load's lstat of the file stands for the file's own checks). */
+const struct cache_file *record_system_file(const struct option_values *o);
+
+/* Whether the machine-wide record passed the load's checks: a read looks at it only then
+ * (a forced decision always does: it may have been written since). */
+bool record_system_passed_load(void);
 
 /* Whether a record may answer this boot without measuring, judged at load from one or
- * two lstat calls (made directly, no libc), no file read, nothing written: the
- * machine-wide record, or else the per-user cache, is a regular file (no symlink) of its
- * owner (root; the process's effective uid), writable by nobody else, of a record's size,
- * modified since the boot began. The constructor asks it, to measure at load when nothing
+ * two lstat calls (made directly, no libc), no file read, no clock read, nothing written:
+ * the machine-wide record, or else the per-user cache, is a regular file (no symlink) of
+ * its owner (root; the process's effective uid), writable by nobody else, of a record's
+ * size, not marked for a measurement (record_mark_stale). The constructor asks it, to measure at load when nothing
  * can answer (a cold start, as bounded as ever) and otherwise to leave the decision to
  * the due read, which never measures: a "may" that turns out wrong (a record for another
  * CPU set, a copy with fresh times) makes that process pass through, and marks the cache
@@ -39,12 +45,17 @@ bool record_boot_known(void);
  * (record_may_answer): a read found it unable to answer this process. */
 void record_mark_stale(const char *path);
 
-/* The per-user cache's path (the option, or the default), or NULL for none. Asked first:
- * it reads the effective uid that the cache, and its lock, must belong to. */
+/* The per-user cache's path (the option, or the default), or NULL for none; no system
+ * call where the load found it already. The cache, and its lock, belong to the effective
+ * uid the process started with (the auxiliary vector's): a program that changed it since
+ * reads the cache of the user it started as, or none. */
 const char *record_cache_path(const struct option_values *o);
 
-/* The per-user cache's entry for key, or NULL. */
-const struct cache_record *record_from_cache(const char *path, const struct cache_key *key);
+/* This build's per-user cache file, as read now, or NULL (none usable: "cache ..." said at
+ * TSCSHIM_VERBOSE=2, and at 1 when it exists but is unusable). Where the file at path holds
+ * another format version (another build's), this build's records are in a file beside it
+ * (cache_format_sibling), which is read instead: the two never destroy each other's. */
+const struct cache_file *record_cache_file(const char *path);
 
 /* Only one process measures for a cache at a time: the first takes "<cache>.lock" (an
  * flock, released by the kernel however the process ends) and measures; the others wait
@@ -61,18 +72,22 @@ int record_measure(const struct option_values *o, const struct cache_key *key,
 		   const struct cache_record *previous, struct cache_record *out,
 		   struct measurement *m, const char **why);
 
-/* Puts rec into the per-user cache at path, keeping its other records; says in
- * record_note() why not when it cannot. */
+/* Puts rec into the per-user cache at path (or the file beside it, where path holds
+ * another build's format), keeping its other records; says in record_note() why not when
+ * it cannot. */
 void record_keep(const char *path, const struct cache_record *rec);
 
 /* The word the gate claims the decision with (shim/gate.c), on the pages the kernel
- * wipes in a fork child (MADV_WIPEONFORK, once the gate marked them): a child forked
- * while another thread decides finds it free, while a vfork or CLONE_VM child, which
- * shares the memory, finds it held. */
+ * wipes in a fork child (MADV_WIPEONFORK, once marked): a child forked while another
+ * thread decides finds it free, while a vfork or CLONE_VM child, which shares the memory,
+ * finds it held. */
 _Atomic uint64_t *record_decision_claim(void);
-/* How many of the decision's parts are done (shim/gate.c), on the same wiped page: a
- * fork child starts them over. Written only by the claim's holder. */
-_Atomic uint32_t *record_decision_parts(void);
+
+/* Room for decision.c's state on the same page, beside the claim and the buffers (a
+ * decision then faults in that one page of data and its stack's). Its own until the
+ * decision ends: one decision at a time in an address space. */
+#define RECORD_DECISION_STATE_SIZE 1152
+void *record_decision_state(void);
 
 /* What went wrong with the per-user cache, for the verbose line; "" if nothing. */
 const char *record_note(void);

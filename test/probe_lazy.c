@@ -34,8 +34,8 @@
  *                                       bytes; then 1000 reads (exit 0: it did not crash);
  *                                       prints how many bytes of it were used (painted)
  *   probe_lazy kill-decider BOUND_NS    a thread whose seccomp filter kills it at
- *                                       sched_getaffinity (the decision's first step) makes
- *                                       the due read and dies; the main thread then reads
+ *                                       openat (the decision's record read, with the claim
+ *                                       held) makes the due read and dies; the main thread then reads
  *                                       100000 times and prints "decided=D reason=..."
  *   probe_lazy fork-storm BOUND_NS      a thread makes the due read (and 1000 after it)
  *                                       while the main thread forks 8 children, 300 us
@@ -297,22 +297,23 @@ static int on_altstack(long size)
 
 /* ---- a decider killed mid-decision ---- */
 
-/* Kills the calling thread alone (no TSYNC) at its next sched_getaffinity. */
-static int kill_me_at_affinity(void)
+/* Kills the calling thread alone (no TSYNC) at its next openat: the decision's read of
+ * the record, which it makes holding the claim. */
+static int kill_me_at_open(void)
 {
 #ifndef HAVE_SECCOMP_HEADERS
 	return -1;
 #else
-	return seccomp_one_call(__NR_sched_getaffinity, SECCOMP_RET_KILL_THREAD);
+	return seccomp_one_call(__NR_openat, SECCOMP_RET_KILL_THREAD);
 #endif
 }
 
 static void *doomed_reader(void *arg)
 {
 	(void)arg;
-	if (kill_me_at_affinity() != 0)
+	if (kill_me_at_open() != 0)
 		return (void *)1;
-	checked_read(); /* due: the decision begins, and this thread dies at its first step */
+	checked_read(); /* due: the decision begins, and this thread dies reading the record */
 	return NULL;
 }
 

@@ -59,8 +59,28 @@ static void the_recommendation_says_which_mode_pays(void)
 	CHECK(strlen(tiny) < sizeof tiny);
 }
 
+/* A kernel cost read now agrees with a record's within 10 %, either way; the clocksources a
+ * host offers (tsc against kvm-clock: 23.6 against 27.4 ns on AMD EPYC, 15.8 against 20.1
+ * on Intel Xeon) do not; figures that were not measured never agree. */
+static void a_kernel_cost_agrees_within_the_margin(void)
+{
+	CHECK(benefit_kernel_cost_agrees(23400, 23400));
+	CHECK(benefit_kernel_cost_agrees(23400 * 1.10, 23400));
+	CHECK(benefit_kernel_cost_agrees(23400 * 0.90, 23400));
+	CHECK(!benefit_kernel_cost_agrees(23400 * 1.101, 23400));
+	CHECK(!benefit_kernel_cost_agrees(23400 * 0.899, 23400));
+	CHECK(!benefit_kernel_cost_agrees(27400, 23600));
+	CHECK(!benefit_kernel_cost_agrees(23600, 27400));
+	CHECK(!benefit_kernel_cost_agrees(20100, 15800));
+	CHECK(!benefit_kernel_cost_agrees(0, 23400));
+	CHECK(!benefit_kernel_cost_agrees(23400, 0));
+	CHECK(!benefit_kernel_cost_agrees(NAN, 23400));
+	CHECK(!benefit_kernel_cost_agrees(23400, INFINITY));
+}
+
 int main(void)
 {
+	RUN(a_kernel_cost_agrees_within_the_margin);
 	RUN(the_margin_is_a_percentage_of_the_kernel);
 	RUN(figures_that_cannot_be_trusted_never_pay);
 	RUN(the_kernel_path_is_told_by_the_system_call);

@@ -81,6 +81,7 @@ static struct cache_record sample(void)
 {
 	struct cache_record r = {
 		.boot_id = "0f8e4c2a-6b1d-4e5f-9a3c-7d2b1e0f4a6c",
+		.boot_wall_ns = 1795757000123456789ull,
 		.cpu_signature = 0xb00f21,
 		.counter_invariant = 1,
 		.estimate_verdict = ESTIMATE_CONSISTENT,
@@ -311,11 +312,13 @@ static void format_is_the_documented_text(void)
 	struct cache_file f = one(sample());
 	char buf[CACHE_MAX_SIZE + 1], why[160];
 	int n = cache_format(&f, buf, sizeof buf, why, sizeof why);
-	const char *expect_body = "tscshim-cache 7\n"
+	const char *expect_body = "tscshim-cache 8\n"
 				  "boot_id=0f8e4c2a-6b1d-4e5f-9a3c-7d2b1e0f4a6c\n"
+				  "boot_wall_ns=1795757000123456789\n"
 				  "cpu_signature=11538209\n"
 				  "counter_invariant=1\n"
 				  "cpus=3\n"
+				  "all_cpus=0\n"
 				  "estimate_verdict=0\n"
 				  "max_shift_ticks=399\n"
 				  "rate_millihz=2096008000036\n"
@@ -416,13 +419,13 @@ static void corrupt_empty_and_garbage(void)
 	expect_corrupt_file("NUL");
 	write_bytes(path, "\n\n\n", 3);
 	expect_corrupt_file("not a tscshim cache");
-	write_bytes(path, "tscshim-cache 7\n", 16);
+	write_bytes(path, "tscshim-cache 8\n", 16);
 	expect_corrupt_file("no checksum line");
-	write_bytes(path, "tscshim-cache 7", 15);
+	write_bytes(path, "tscshim-cache 8", 15);
 	expect_corrupt_file("no final newline");
 	write_with_checksum(path, "tscshim-cache 03\n");
 	expect_corrupt_file("not a tscshim cache");
-	write_with_checksum(path, "tscshim-cache 7\n");
+	write_with_checksum(path, "tscshim-cache 8\n");
 	expect_corrupt_file("no record");
 	remove_dir();
 }
@@ -470,18 +473,77 @@ static void corrupt_every_flipped_byte(void)
 	remove_dir();
 }
 
-static void corrupt_other_version(void)
+/* Another version's file is another build's: not corrupt (the shim keeps its own beside
+ * it, never rewriting it), and left untouched in *out, its message naming the version. */
+static void other_version_is_another_builds(void)
 {
 	make_dir();
 	char body[CACHE_MAX_SIZE];
 	good_body(body, sizeof body);
-	body[14] = '1';
-	write_with_checksum(path, body);
-	expect_corrupt_file("another format version");
-	body[14] = '8';
-	write_with_checksum(path, body);
-	expect_corrupt_file("another format version");
+	for (const char *v = "179"; *v; v++) {
+		body[14] = *v; /* "tscshim-cache 1", 7 (the previous format), 9 (a newer one) */
+		write_with_checksum(path, body);
+		struct cache_file out = one(sample()), before = one(sample());
+		CHECK_EQ_U64(read_file(path, &out), CACHE_OTHER_FORMAT);
+		CHECK(one_line(err) && strstr(err, path) && strstr(err, "another format version (expected 8)"));
+		CHECK(memcmp(&out, &before, sizeof out) == 0);
+	}
+	char sibling[64];
+	CHECK(cache_format_sibling("/tmp/tscshim-0.cache", sibling, sizeof sibling) == 0);
+	CHECK(strcmp(sibling, "/tmp/tscshim-0.cache.v8") == 0);
+	CHECK(cache_format_sibling("/tmp/tscshim-0.cache", sibling, 20) == -1 && sibling[0] == '\0');
 	remove_dir();
+}
+
+/* The boot by its wall-clock time: the same within 1 ms, another beyond; a time before
+ * 2020 (a machine with no clock at boot) never proves it; a key with the boot id read
+ * decides by the id alone. */
+static void boot_by_wall_clock_time(void)
+{
+	struct cache_record r = sample();
+	struct cache_key key = {.boot_wall_ns = r.boot_wall_ns + 999999, .any_cpu_signature = true};
+	CHECK(cache_same_boot(&r, &key));
+	key.boot_wall_ns = r.boot_wall_ns - 1000000;
+	CHECK(cache_same_boot(&r, &key));
+	key.boot_wall_ns = r.boot_wall_ns + 1000001; /* a step of the wall clock since, or another boot */
+	CHECK(!cache_same_boot(&r, &key));
+	key.boot_wall_ns = r.boot_wall_ns - 3600000000000ull;
+	CHECK(!cache_same_boot(&r, &key));
+	/* Clockless boots all begin near 1970: equal times prove nothing. */
+	struct cache_record clockless = r;
+	clockless.boot_wall_ns = 5000;
+	key.boot_wall_ns = 5000;
+	CHECK(!cache_same_boot(&clockless, &key));
+	clockless.boot_wall_ns = 0; /* unknown */
+	key.boot_wall_ns = 0;
+	CHECK(!cache_same_boot(&clockless, &key));
+	/* With the id read, the id decides, whatever the time. */
+	key = (struct cache_key){.boot_id = r.boot_id, .boot_wall_ns = 1, .any_cpu_signature = true};
+	CHECK(cache_same_boot(&r, &key));
+	key.boot_id = "0f8e4c2a-6b1d-4e5f-9a3c-7d2b1e0f4a6d";
+	key.boot_wall_ns = r.boot_wall_ns;
+	CHECK(!cache_same_boot(&r, &key));
+	/* Another CPU, where asked, never. */
+	key = (struct cache_key){.boot_wall_ns = r.boot_wall_ns, .cpu_signature = r.cpu_signature + 1};
+	CHECK(!cache_same_boot(&r, &key));
+	key.cpu_signature = r.cpu_signature;
+	CHECK(cache_same_boot(&r, &key));
+}
+
+/* A key whose CPU set was not read finds only a consistent record that holds every
+ * possible CPU; an inconsistent one, or one of fewer CPUs, needs the set. */
+static void find_without_the_cpu_set(void)
+{
+	struct cache_file f = one(sample());
+	struct cache_key key = {.boot_wall_ns = f.record[0].boot_wall_ns, .any_cpu_signature = true};
+	CHECK(cache_find(&f, &key) == -1); /* all_cpus 0 */
+	f.record[0].all_cpus = 1;
+	CHECK(cache_find(&f, &key) == 0);
+	f.record[0].estimate_verdict = ESTIMATE_DISJOINT;
+	CHECK(cache_find(&f, &key) == -1);
+	f.record[0].estimate_verdict = ESTIMATE_CONSISTENT;
+	key.boot_wall_ns += 2000000; /* another boot's time */
+	CHECK(cache_find(&f, &key) == -1);
 }
 
 static void corrupt_fields(void)
@@ -545,8 +607,8 @@ static void corrupt_fields(void)
 	/* Five records are one too many; an extra line after the checksum is not allowed. */
 	char good[CACHE_MAX_SIZE], five[6 * CACHE_MAX_SIZE];
 	good_body(good, sizeof good);
-	const char *rec = good + strlen("tscshim-cache 7\n");
-	snprintf(five, sizeof five, "tscshim-cache 7\n%s%s%s%s%s", rec, rec, rec, rec, rec);
+	const char *rec = good + strlen("tscshim-cache 8\n");
+	snprintf(five, sizeof five, "tscshim-cache 8\n%s%s%s%s%s", rec, rec, rec, rec, rec);
 	write_with_checksum(path, five);
 	expect_corrupt_file("more than 4 records");
 	struct cache_file in = one(sample());
@@ -975,7 +1037,9 @@ int main(void)
 	RUN(corrupt_empty_and_garbage);
 	RUN(corrupt_every_truncation);
 	RUN(corrupt_every_flipped_byte);
-	RUN(corrupt_other_version);
+	RUN(other_version_is_another_builds);
+	RUN(boot_by_wall_clock_time);
+	RUN(find_without_the_cpu_set);
 	RUN(corrupt_fields);
 	RUN(parse_survives_random_input);
 	RUN(symlink_is_untrusted);

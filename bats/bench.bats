@@ -217,9 +217,11 @@ SH
 	done
 	[[ "$output" == *"floor itself: "*" us per /bin/true, "*" us per /bin/date"* ]]
 	[ "$(grep -c '^break-even: ' <<<"$output")" -eq 2 ]
-	# The read that decides and the five before it, each row with its four figures and
-	# no process failed (the machine-wide record's row where root saved one).
-	grep -Eq '^per-user cache, the read that decides( +-?[0-9]+\.[0-9]){4} +0$' <<<"$output"
+	# The read that decides and the dearest other read, each row with its four figures, the
+	# page faults of its reads, and no process failed (the machine-wide record's row where
+	# root saved one); the host's kind above them.
+	grep -Eq '^per-user cache, the read that decides( +-?[0-9]+\.[0-9]){4} +[0-9]+ +0$' <<<"$output"
+	[[ "$output" == *"(3 processes; clocksource "*", a system call "*" ns):"* ]]
 	# The record, the cache and their directories are removed.
 	[ -z "$(ls -A "$tmp")" ]
 }

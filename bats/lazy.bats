@@ -179,7 +179,7 @@ monotonic_counts() {
 		# first (each thread adds at most 11 here: it shares its count once the two reach
 		# the due read), and the main thread's 10 unshared reads never reach it.
 		local number
-		number=$(sed -n 's/.* at clock read \([0-9]*\),.*/\1/p' <<<"$output" | tail -1)
+		number=$(sed -n 's/.* at clock read \([0-9]*\)[;,)].*/\1/p' <<<"$output" | tail -1)
 		[ -n "$number" ]
 		[ "$number" -ge 11 ]
 		[ "$number" -le 33 ]

@@ -228,7 +228,7 @@ CC
 @test "shim: a corrupt cache is reported, ignored and rebuilt" {
 	require_reliable
 	cache="$BATS_TEST_TMPDIR/c"
-	printf 'tscshim-cache 1\ngarbage\n' >"$cache"
+	printf 'tscshim-cache 8\ngarbage\n' >"$cache"
 	chmod 600 "$cache"
 	TSCSHIM_CACHE="$cache" TSCSHIM_VERBOSE=1 LD_PRELOAD="$SHIM" run "$PROBE" status
 	[[ "$output" == *"active=1"* ]]

@@ -164,18 +164,22 @@ enum { DUE_READS = 2000 };
 
 /* Internal: `tscshim __due-read`, run under the shim by bench --startup. Reads
  * CLOCK_MONOTONIC DUE_READS times, each timed with rdtscp on both sides, and prints
- * "due EXTRA_US PLAIN_US BEFORE_US": the read TSCSHIM_DECIDE_AFTER names (1000 by
- * default) less the median of the others, that median, and the dearest of the five reads
- * before the due one (each prepares a part of the decision) less it, in us (the
- * counter's rate from the kernel's clock, through the system call, around the whole run). */
+ * "due EXTRA_US PLAIN_US OTHER_US FAULTS": the read TSCSHIM_DECIDE_AFTER names (1000 by
+ * default) less the median of the others, that median, the dearest of the other reads less
+ * it, in us (the counter's rate from the kernel's clock, through the system call, around
+ * the whole run), and the page faults taken during the reads (getrusage). */
 int command_due_read(void)
 {
 	static uint64_t took[DUE_READS];
+	struct rusage u0, u1;
 	const char *after = getenv("TSCSHIM_DECIDE_AFTER");
 	long due = after ? atol(after) : 1000;
 	if (due < 1 || due > DUE_READS)
 		return 2;
 	unsigned aux;
+	for (int i = 0; i < DUE_READS; i++) /* the buffer's pages, before the count */
+		took[i] = 0;
+	getrusage(RUSAGE_SELF, &u0);
 	uint64_t k0 = kernel_clock_ns(CLOCK_MONOTONIC), t0 = __rdtscp(&aux);
 	struct timespec ts;
 	for (int i = 0; i < DUE_READS; i++) {
@@ -184,24 +188,59 @@ int command_due_read(void)
 		took[i] = __rdtscp(&aux) - a;
 	}
 	uint64_t t1 = __rdtscp(&aux), k1 = kernel_clock_ns(CLOCK_MONOTONIC);
+	getrusage(RUSAGE_SELF, &u1);
 	double us_per_tick = (double)(k1 - k0) / 1e3 / (double)(t1 - t0);
 	double at_due = (double)took[due - 1] * us_per_tick;
-	uint64_t before = 0;
-	for (long i = due > 6 ? due - 6 : 0; i < due - 1; i++)
-		before = took[i] > before ? took[i] : before;
+	uint64_t other = 0;
+	for (long i = 0; i < DUE_READS; i++)
+		other = i != due - 1 && took[i] > other ? took[i] : other;
 	double rest[DUE_READS];
 	int n = 0;
 	for (int i = 0; i < DUE_READS; i++)
 		if (i != due - 1)
 			rest[n++] = (double)took[i] * us_per_tick;
 	double plain = median_of(rest, n);
-	printf("due %.3f %.4f %.3f\n", at_due - plain, plain, (double)before * us_per_tick - plain);
+	printf("due %.3f %.4f %.3f %ld\n", at_due - plain, plain, (double)other * us_per_tick - plain,
+	       (u1.ru_minflt - u0.ru_minflt) + (u1.ru_majflt - u0.ru_majflt));
 	return 0;
 }
 
+/* "clocksource tsc, a system call 95 ns": the host's kind, as the figures depend on it (the
+ * clocksource from /sys; the clock_gettime system call's cost, the cheapest of 64). */
+static const char *host_words(void)
+{
+	static char words[128];
+	char source[64] = "?";
+	FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "r");
+	if (f) {
+		if (!fgets(source, sizeof source, f))
+			snprintf(source, sizeof source, "?");
+		source[strcspn(source, "\n")] = '\0';
+		fclose(f);
+	}
+	uint64_t best = UINT64_MAX;
+	unsigned aux;
+	struct timespec ts;
+	for (int i = 0; i < 64; i++) {
+		uint64_t t0 = __rdtscp(&aux);
+		kernel_clock_gettime(CLOCK_MONOTONIC, &ts);
+		uint64_t t = __rdtscp(&aux) - t0;
+		best = t < best ? t : best;
+	}
+	/* Ticks to ns with a rate taken around a short sleep. */
+	uint64_t k0 = kernel_clock_ns(CLOCK_MONOTONIC), t0 = __rdtscp(&aux);
+	struct timespec nap = {0, 5000000};
+	nanosleep(&nap, NULL);
+	uint64_t t1 = __rdtscp(&aux), k1 = kernel_clock_ns(CLOCK_MONOTONIC);
+	double ns_per_tick = (double)(k1 - k0) / (double)(t1 - t0);
+	snprintf(words, sizeof words, "clocksource %s, a system call %.0f ns", source, (double)best * ns_per_tick);
+	return words;
+}
+
 /* One `__due-read` process under the shim with `settings`: its extra us at the due read,
- * or -1, and in *before the dearest of the five reads before it. */
-static double due_read_once(const char *self, const char *library, const char *const *settings, double *before)
+ * or -1, in *other the dearest of its other reads, in *faults the page faults of its reads. */
+static double due_read_once(const char *self, const char *library, const char *const *settings, double *other,
+			    double *faults)
 {
 	char *env[ENV_MAX];
 	char preload[PATH_MAX + 16];
@@ -230,7 +269,7 @@ static double due_read_once(const char *self, const char *library, const char *c
 			;
 	line[got > 0 ? got : 0] = '\0';
 	double extra, plain;
-	return sscanf(line, "due %lf %lf %lf", &extra, &plain, before) == 3 ? extra : -1;
+	return sscanf(line, "due %lf %lf %lf %lf", &extra, &plain, other, faults) == 4 ? extra : -1;
 }
 
 /* The read that decides (the thousandth, as a program with no variable meets it), from
@@ -252,32 +291,32 @@ static void bench_due_read(const char *library, const char *record_setting, bool
 		bool skip;
 	} rows[] = {{"machine-wide record, the read that decides", record, !have_record},
 		    {"per-user cache, the read that decides", cache, false}};
-	static double extra[MAX_ROUNDS], before[MAX_ROUNDS];
-	printf("the read that decides (read 1000 of %d), and the dearest of the 5 before it, which prepare\n"
-	       "the decision a part each (less the median read; %d processes):\n",
-	       DUE_READS, processes);
-	printf("%-44s %10s %10s %12s %12s %7s\n", "case", "median us", "worst us", "before: med", "before: worst",
-	       "failed");
+	static double extra[MAX_ROUNDS], other[MAX_ROUNDS], faults[MAX_ROUNDS];
+	printf("the read that decides (read 1000 of %d, less the median read), the dearest other read (the\n"
+	       "same), and the page faults during all the reads (%d processes; %s):\n",
+	       DUE_READS, processes, host_words());
+	printf("%-44s %10s %10s %12s %12s %7s %7s\n", "case", "median us", "worst us", "other: med", "other: worst",
+	       "faults", "failed");
 	for (int r = 0; r < 2; r++) {
 		if (rows[r].skip)
 			continue;
-		double ignored;
-		due_read_once(self, library, rows[r].settings, &ignored); /* a cold start writes the cache */
+		double ignored, ignored_faults;
+		due_read_once(self, library, rows[r].settings, &ignored, &ignored_faults); /* a cold start writes the cache */
 		int n = 0, failed = 0;
 		for (int i = 0; i < processes; i++) {
-			double x = due_read_once(self, library, rows[r].settings, &before[n]);
+			double x = due_read_once(self, library, rows[r].settings, &other[n], &faults[n]);
 			if (x < 0)
 				failed++;
 			else
 				extra[n++] = x;
 		}
 		if (n == 0) {
-			printf("%-44s %10s %10s %12s %12s %7d\n", rows[r].name, "-", "-", "-", "-", failed);
+			printf("%-44s %10s %10s %12s %12s %7s %7d\n", rows[r].name, "-", "-", "-", "-", "-", failed);
 			continue;
 		}
-		double median = median_of(extra, n), before_median = median_of(before, n); /* sorted now */
-		printf("%-44s %10.1f %10.1f %12.1f %12.1f %7d\n", rows[r].name, median, extra[n - 1], before_median,
-		       before[n - 1], failed);
+		double median = median_of(extra, n), other_median = median_of(other, n); /* sorted now */
+		printf("%-44s %10.1f %10.1f %12.1f %12.1f %7.0f %7d\n", rows[r].name, median, extra[n - 1], other_median,
+		       other[n - 1], median_of(faults, n), failed);
 	}
 }
 

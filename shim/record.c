@@ -322,11 +322,16 @@ int record_measure(const struct option_values *o, const struct cache_key *key,
 		return -1;
 	}
 	uint32_t min = (uint32_t)o->num[OPT_ESTIMATE_MIN_LOOPS];
+	/* The CPU set the child measures, copied off the decision's page: that page is wiped
+	 * in a fork child once marked (where other threads exist, or the clock started), and
+	 * the estimator's child would find it empty. */
+	static struct cpu_mask measured_cpus;
+	measured_cpus = *key->cpus;
 	struct estimate_config config = {
 		.probes_per_cpu = (uint32_t)o->num[OPT_PROBES],
 		.budget_ns = o->num[OPT_ESTIMATE_BUDGET_US] * 1000,
 		.limits = {.min_ranges = min, .min_loops = min},
-		.cpus = key->cpus,
+		.cpus = &measured_cpus,
 	};
 	uint64_t calibrate_ns = o->num[OPT_CALIBRATE_US] * 1000;
 	/* The child's estimate may overrun its deadline by an attempt's tail; an eighth of

@@ -65,10 +65,10 @@ static void the_recommendation_says_which_mode_pays(void)
 static void a_kernel_cost_agrees_within_the_margin(void)
 {
 	CHECK(benefit_kernel_cost_agrees(23400, 23400));
-	CHECK(benefit_kernel_cost_agrees(23400 * 1.10, 23400));
-	CHECK(benefit_kernel_cost_agrees(23400 * 0.90, 23400));
-	CHECK(!benefit_kernel_cost_agrees(23400 * 1.101, 23400));
-	CHECK(!benefit_kernel_cost_agrees(23400 * 0.899, 23400));
+	CHECK(benefit_kernel_cost_agrees(25740, 23400)); /* +10 % */
+	CHECK(benefit_kernel_cost_agrees(21060, 23400)); /* -10 % */
+	CHECK(!benefit_kernel_cost_agrees(25741, 23400));
+	CHECK(!benefit_kernel_cost_agrees(21059, 23400));
 	CHECK(!benefit_kernel_cost_agrees(27400, 23600));
 	CHECK(!benefit_kernel_cost_agrees(23600, 27400));
 	CHECK(!benefit_kernel_cost_agrees(20100, 15800));

@@ -53,6 +53,53 @@ for r in d["results"]:
 ' "$output"
 }
 
+@test "bench: each floor reads the counter with the plan its shim serves with" {
+	require_reliable
+	run --separate-stderr "$TSCSHIM" bench --calls 640 --json
+	[ "$status" -eq 0 ]
+	python3 -c '
+import json, sys
+d = json.loads(sys.argv[1])
+for kind in ("fenced", "unfenced"):
+    shim, floor = d["shim"][kind], d["floor"][kind]
+    assert shim["active"] and shim["read_plan"] is not None, shim
+    assert floor["read_plan"] == shim["read_plan"] and floor["as_the_shim"] is True, (kind, shim, floor)
+    assert (floor["read_plan"] & 3 != 0) == (kind == "fenced"), floor
+plan = d["floor"]["fenced"]["read_plan"]
+assert d["floor_ordered_read"] == ("rdtscp" if plan & 3 == 2 else "lfence; rdtsc"), d["floor_ordered_read"]
+assert d["shim"]["passing"]["read_plan"] is None, d["shim"]["passing"]
+' "$output"
+	# The table says the same in words.
+	run --separate-stderr "$TSCSHIM" bench --calls 640
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"floor-fenced:   "*", counter "*", as the shim serves"* ]]
+	[[ "$output" == *"floor-unfenced: rdtsc, counter "*", as the shim serves"* ]]
+}
+
+@test "bench: the fenced floor follows whichever fenced plan its shim chose" {
+	require_reliable
+	# The test build stands in costs that name the plan (plans.bats): each as a host
+	# whose measurement chose it (a cache of each plan's own; the estimator given time,
+	# as on a loaded machine).
+	local plans=(5 1)
+	grep -qw rdtscp /proc/cpuinfo && plans+=(6 2)
+	for plan in "${plans[@]}"; do
+		run --separate-stderr env TSCSHIM_CACHE="$BATS_TEST_TMPDIR/cache-$plan" TSCSHIM_ESTIMATE_BUDGET_US=1000000 \
+			TSCSHIM_TEST_COSTS=25000,300000,20000,10000,$plan \
+			"$TSCSHIM" bench --calls 640 --json --library "$HOOKS"
+		echo "plan $plan: $stderr"
+		[ "$status" -eq 0 ]
+		python3 -c '
+import json, sys
+d, plan = json.loads(sys.argv[1]), int(sys.argv[2])
+assert d["shim"]["fenced"]["read_plan"] == plan, d["shim"]["fenced"]
+assert d["floor"]["fenced"]["read_plan"] == plan, d["floor"]["fenced"]
+floored = {(r["variant"], r["clock"]) for r in d["results"] if r["variant"].startswith("floor-")}
+assert len(floored) == 12, floored
+' "$output" "$plan"
+	done
+}
+
 @test "bench: the last line is a verdict on fenced and unfenced, and --json has it too" {
 	run --separate-stderr "$TSCSHIM" bench --calls 640
 	[ "$status" -eq 0 ]

@@ -37,6 +37,27 @@ assert e["monotonic"] in (True, False)
 '
 }
 
+@test "calib: the floor reads with the fenced plan the shim's measurement kept" {
+	require_reliable
+	# The test build stands in the shim's costs (TSCSHIM_TEST_COSTS' fifth field, the
+	# plan): whichever fenced plan the shim's figure is of, the floor beside it reads so.
+	local plans=(5 1)
+	grep -qw rdtscp /proc/cpuinfo && plans+=(6 2)
+	for plan in "${plans[@]}"; do
+		run env TSCSHIM_LIBRARY="$HOOKS" TSCSHIM_TEST_COSTS=25000,300000,20000,10000,$plan \
+			"$TSCSHIM" calib --json "${QUICK[@]}"
+		[ "$status" -eq 0 ]
+		echo "$output" | python3 -c '
+import json, sys
+c, plan = json.load(sys.stdin)["cost"], int(sys.argv[1])
+assert c["source"] == "shim" and c["fenced_plan"] == plan, c
+assert c["floor"]["fenced_plan"] == plan and c["floor"]["read"].endswith(", as the shim\x27s"), c
+' "$plan"
+	done
+	run "$TSCSHIM" calib "${QUICK[@]}"
+	[[ "$output" == *"floor:               fenced "*" ns ("*", as the shim's), unfenced "* ]]
+}
+
 @test "calib: a 1 ns threshold is not reliable, exit 1" {
 	run "$TSCSHIM" calib --max-skew-ns 1 "${QUICK[@]}"
 	[ "$status" -eq 1 ]

@@ -79,9 +79,9 @@ void report_print_text(FILE *out, const struct calib_report *r)
 		else
 			fprintf(out, "the floor fenced %.1f ns, unfenced %.1f ns (the shim's own path not measured: %s)\n",
 				c->fenced_ns, c->unfenced_ns, r->cost_note);
-		fprintf(out, "floor:               fenced %.1f ns, unfenced %.1f ns (the counter read and the "
-			     "conversion alone, without the shim's line)\n",
-			r->floor.fenced_ns, r->floor.unfenced_ns);
+		fprintf(out, "floor:               fenced %.1f ns (%s), unfenced %.1f ns: the shim's read "
+			     "less its line (counter read, multiply-shift, split), timed as its gate times it\n",
+			r->floor.fenced_ns, r->floor_read, r->floor.unfenced_ns);
 		fprintf(out, "recommendation:      %s\n", r->recommendation);
 	}
 	fprintf(out, "threshold:           TSCSHIM_MAX_SKEW_NS=%llu\n",
@@ -121,10 +121,19 @@ static void print_cost_json(FILE *out, const struct calib_report *r)
 	}
 	const struct cost *c = &r->cost;
 	fprintf(out, "  \"cost\": {\"kernel_ns\": %.1f, \"kernel_path\": \"%s\", \"syscall_ns\": %.1f, "
-		     "\"fenced_ns\": %.1f, \"unfenced_ns\": %.1f, \"source\": \"%s\", "
-		     "\"floor\": {\"fenced_ns\": %.1f, \"unfenced_ns\": %.1f}, \"note\": ",
+		     "\"fenced_ns\": %.1f, \"unfenced_ns\": %.1f, \"source\": \"%s\", \"fenced_plan\": ",
 		c->kernel_ns, kernel_path_name(benefit_kernel_path(c)), c->syscall_ns, c->fenced_ns, c->unfenced_ns,
-		r->cost_is_shims ? "shim" : "floor", r->floor.fenced_ns, r->floor.unfenced_ns);
+		r->cost_is_shims ? "shim" : "floor");
+	/* The shim's plan, where its figures are the shim's and say which; else the floor's. */
+	int plan = r->cost_is_shims ? r->cost_fenced_plan : r->floor_plan;
+	if (plan < 0)
+		fprintf(out, "null");
+	else
+		fprintf(out, "%d", plan);
+	fprintf(out, ", \"floor\": {\"fenced_ns\": %.1f, \"unfenced_ns\": %.1f, \"fenced_plan\": %d, \"read\": ",
+		r->floor.fenced_ns, r->floor.unfenced_ns, r->floor_plan);
+	json_write_string(out, r->floor_read);
+	fprintf(out, "}, \"note\": ");
 	json_write_string(out, r->cost_note);
 	fprintf(out, ", \"recommendation\": ");
 	json_write_string(out, r->recommendation);

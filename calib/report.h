@@ -31,7 +31,10 @@ struct calib_report {
 	bool costed;
 	bool cost_is_shims;
 	struct cost cost;
+	int cost_fenced_plan; /* the fenced read plan the shim's figure is of, -1 unknown */
 	struct cost floor;
+	int floor_plan;       /* the fenced floor's read plan (tscshim.h's read_plan) */
+	char floor_read[64];  /* the same, in words, and whose plan it is */
 	char cost_note[200]; /* why the shim's own path was not measured, when it was not */
 	char recommendation[320];
 };

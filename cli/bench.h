@@ -48,17 +48,39 @@ void bench_summarize(double *v, size_t n, struct bench_cell *out);
 struct bench_work {
 	long calls;   /* per thread, per clock */
 	int threads;
+	/* The floor's read plan (floor.h) where the shim's variant is timed with its floor
+	 * beside it, FLOOR_NO_PLAN (-1) for none. */
+	int floor_plan;
 };
 
+/* The floor a shim variant's rows are compared with. It is timed in the shim's child,
+ * its batches alternating with the shim's (so that whatever slows the machine for a
+ * while slows both alike), with the read plan that shim serves with. */
+struct bench_floor {
+	int plan;      /* the floor's read plan, -1: none (the passing child) */
+	int shim_plan; /* the plan the shim serves with, -1: it does not serve */
+};
+/* In the child, for one shim variant: the floor beside it. Measures only where the shim
+ * does not serve with a plan of the row's kind (about 100 us). */
+void bench_floor_choose(int variant, struct bench_floor *out);
+/* On the worker's pipe after the shim's status line: "floor PLAN SHIM_PLAN". */
+void bench_floor_write(FILE *out, const struct bench_floor *f);
+/* 0, or -1 if line is not one. */
+int bench_floor_parse(const char *line, struct bench_floor *out);
+/* The floor's variant beside a shim variant, or -1 (the passing shim has none). */
+int bench_floor_variant(int shim_variant);
+
 /* Runs `variant` on every clock with w->threads threads, and calls emit for each cell
- * (thread 0..threads-1, then -1). ticks_to_ns converts the batch timings. Returns 0 or -1
- * with one line on stderr. */
+ * (thread 0..threads-1, then -1); with a floor plan, the floor's cells too (its variant
+ * bench_floor_variant()'s), timed alternately with the variant's. Returns 0 or -1 with
+ * one line on stderr. */
 typedef void bench_emit_fn(void *ctx, int variant, int clock, int thread, const struct bench_cell *cell);
 int bench_run_variant(int variant, const struct bench_work *w, bench_emit_fn *emit, void *ctx);
 
 /* The protocol on the worker's pipe, one cell a line:
  *   cell VARIANT CLOCK THREAD CALLS MEAN P50 P90 P99 P999 MAX Q0 .. Q200
- * after the shim's status line (shim_status.h). */
+ * after the shim's status line (shim_status.h) and, from a shim served fenced or
+ * unfenced, the floor's line (bench_floor_write): its cells follow the shim's. */
 void bench_write_cell(FILE *out, int variant, int clock, int thread, const struct bench_cell *c);
 
 /* The worker (tscshim __bench-worker): the hidden subcommand the child runs. */

@@ -1,7 +1,9 @@
 /* tscshim bench: the per-call cost of every clock, for every way of reading it, side by
- * side in one run. The real function, the system call and the floor run here (this
- * process is not preloaded); the shim runs in two children, fenced and unfenced, which
- * re-execute this command with the shim preloaded and send their cells on a pipe. */
+ * side in one run. The real function and the system call run here (this process is not
+ * preloaded); the shim runs in children, fenced, unfenced and passing through, which
+ * re-execute this command with the shim preloaded and send their cells on a pipe. The
+ * floor runs in the fenced and the unfenced child, its batches between the shim's, with
+ * the read plan that shim serves with. */
 #define _GNU_SOURCE
 #include "bench.h"
 #include "cli.h"
@@ -11,6 +13,7 @@
 #include "util.h"
 
 #include "benefit.h"
+#include "counter.h"
 #include "report.h"
 
 #include <limits.h>
@@ -23,6 +26,7 @@ struct results {
 	int threads;
 	struct bench_cell *cells; /* [variant][clock][thread + 1] */
 	struct shim_status_line shim[BENCH_CHILDREN]; /* [enum bench_child] */
+	struct bench_floor floor[BENCH_CHILDREN];     /* the floor beside each (plan -1: none) */
 	unsigned min_gain_pct; /* the verdict's margin: TSCSHIM_MIN_GAIN_PCT, as the gate's */
 };
 
@@ -83,6 +87,8 @@ static int run_child(int variant, const struct bench_work *w, struct results *r)
 	while (getline(&line, &size, in) > 0) {
 		if (strncmp(line, "shim ", 5) == 0)
 			got_status = shim_status_parse(line, &r->shim[child]) == 0;
+		else if (strncmp(line, "floor ", 6) == 0)
+			bad |= bench_floor_parse(line, &r->floor[child]) != 0;
 		else if (parse_cell_line(line, r) != 0)
 			bad = 1;
 	}
@@ -98,7 +104,9 @@ static int run_child(int variant, const struct bench_work *w, struct results *r)
 
 /* Ratios are of medians (p50): robust to the preemptions that dominate the means of short
  * runs. Each row is compared to the floor with the same fencing (fenced for real and
- * syscall, which the kernel fences). */
+ * syscall, which the kernel fences). A shim row's floor was timed beside it, in its
+ * process and between its batches; the real function's and the system call's, in
+ * another process and at another time. */
 static double ratio_real(struct results *r, int v, int c, int t)
 {
 	double base = cell_at(r, V_REAL, c, t)->p50;
@@ -202,6 +210,33 @@ static void json_row(struct results *r, int v, int c, int t, const struct bench_
 	*sep = ",\n";
 }
 
+/* How a floor read the counter, and whether as its shim did. */
+static void floor_description(const struct bench_floor *f, char *buf, size_t size)
+{
+	if (f->plan < 0)
+		snprintf(buf, size, "not timed");
+	else if (f->plan == f->shim_plan)
+		snprintf(buf, size, "%s, as the shim serves", floor_plan_name(f->plan));
+	else
+		snprintf(buf, size, "%s, the cheapest here (the shim did not serve so)", floor_plan_name(f->plan));
+}
+
+/* The ordered read the fenced floor uses, "lfence; rdtsc" or "rdtscp" ("none" where it did
+ * not run). */
+static const char *floor_ordered_read(const struct results *r)
+{
+	int plan = r->floor[CHILD_FENCED].plan;
+	return !floor_plan_fenced(plan) ? "none" : (plan & 3) == COUNTER_READ_RDTSCP ? "rdtscp" : "lfence; rdtsc";
+}
+
+static void print_plan_json(int plan)
+{
+	if (plan < 0)
+		printf("null");
+	else
+		printf("%d", plan);
+}
+
 static void print_table(struct results *r, const struct bench_work *w)
 {
 	printf("tscshim bench: %ld calls per clock and thread, %d thread(s), timed in batches of 64 calls\n",
@@ -218,7 +253,13 @@ static void print_table(struct results *r, const struct bench_work *w)
 	each_cell(r, table_row, NULL);
 	printf("ns per call; x real, x floor: p50 over the real function's, over the floor's p50 (- none: the\n"
 	       "shim passing through, or a clock the shim does not serve, where its rows are pass-through too);\n"
-	       "floor-fenced reads the counter with %s, the cheaper ordered read here\n", floor_ordered_read());
+	       "the floor: the shim's read less its line (counter read, multiply-shift, split), timed in each\n"
+	       "shim's process between its batches, reading the counter as that shim does:\n");
+	for (int f = CHILD_FENCED; f >= CHILD_UNFENCED; f--) {
+		char how[160];
+		floor_description(&r->floor[f], how, sizeof how);
+		printf("  floor-%s %s\n", f == CHILD_FENCED ? "fenced:  " : "unfenced:", how);
+	}
 	const char *kernel_path;
 	char recommendation[512];
 	verdict_text(r, &kernel_path, recommendation, sizeof recommendation);
@@ -232,25 +273,40 @@ static void print_csv(struct results *r)
 	each_cell(r, csv_row, NULL);
 }
 
-static void print_shim_json(const struct shim_status_line *s)
+/* read_plan: the plan it served with (null: it did not serve, or the child did not say). */
+static void print_shim_json(const struct shim_status_line *s, int read_plan)
 {
-	printf("{\"loaded\": %s, \"active\": %s, \"fenced\": %s, \"rate_hz\": %.3f, \"reason\": ",
+	printf("{\"loaded\": %s, \"active\": %s, \"fenced\": %s, \"rate_hz\": %.3f, \"read_plan\": ",
 	       s->loaded ? "true" : "false", s->active ? "true" : "false", s->fenced ? "true" : "false",
 	       (double)s->rate_millihz / 1000.0);
+	print_plan_json(read_plan);
+	printf(", \"reason\": ");
 	json_write_string(stdout, s->reason);
 	printf("}");
+}
+
+static void print_floor_json(const struct bench_floor *f)
+{
+	printf("{\"read_plan\": ");
+	print_plan_json(f->plan);
+	printf(", \"read\": \"%s\", \"as_the_shim\": %s}", floor_plan_name(f->plan),
+	       f->plan >= 0 && f->plan == f->shim_plan ? "true" : "false");
 }
 
 static void print_json(struct results *r, const struct bench_work *w)
 {
 	printf("{\"command\": \"bench\", \"calls\": %ld, \"threads\": %d, \"batch\": 64, \"floor_ordered_read\": \"%s\",\n",
-	       w->calls, w->threads, floor_ordered_read());
-	printf(" \"shim\": {\"fenced\": ");
-	print_shim_json(&r->shim[CHILD_FENCED]);
+	       w->calls, w->threads, floor_ordered_read(r));
+	printf(" \"floor\": {\"fenced\": ");
+	print_floor_json(&r->floor[CHILD_FENCED]);
 	printf(", \"unfenced\": ");
-	print_shim_json(&r->shim[CHILD_UNFENCED]);
+	print_floor_json(&r->floor[CHILD_UNFENCED]);
+	printf("},\n \"shim\": {\"fenced\": ");
+	print_shim_json(&r->shim[CHILD_FENCED], r->floor[CHILD_FENCED].shim_plan);
+	printf(", \"unfenced\": ");
+	print_shim_json(&r->shim[CHILD_UNFENCED], r->floor[CHILD_UNFENCED].shim_plan);
 	printf(", \"passing\": ");
-	print_shim_json(&r->shim[CHILD_PASSING]);
+	print_shim_json(&r->shim[CHILD_PASSING], -1);
 	printf("},\n \"results\": [");
 	const char *sep = "\n";
 	each_cell(r, json_row, &sep);
@@ -323,9 +379,11 @@ static void bench_usage(FILE *out)
 		"\n"
 		"Per-call cost of CLOCK_MONOTONIC, MONOTONIC_RAW, BOOTTIME, REALTIME and gettimeofday\n"
 		"for libc's function, the system call, the shim fenced and unfenced (in children with\n"
-		"the shim preloaded) and the floor (counter read + multiply-shift): mean and p50, p90,\n"
-		"p99, p99.9, max of batches of 64 calls, in ns per call. --drift samples shim against\n"
-		"kernel every 10 ms for SECONDS and reports the error and the rate error.\n"
+		"the shim preloaded) and the floor (the shim's read less its line: counter read,\n"
+		"multiply-shift, split; timed in each shim's child between its batches, with its read\n"
+		"plan): mean and p50, p90, p99, p99.9, max of batches of 64 calls, in ns per call.\n"
+		"--drift samples shim against kernel every 10 ms for SECONDS and reports the error and\n"
+		"the rate error.\n"
 		"The last line, verdict:, weighs the shim fenced and unfenced against the kernel's\n"
 		"CLOCK_MONOTONIC by this run's p50s (at least 5%% cheaper, or no gain).\n"
 		"--startup: the shim's own start-up cost over an empty preloaded object (--floor, default\n"
@@ -429,12 +487,12 @@ static int check_bench_options(const struct bench_request *req)
 }
 
 /* Every variant, in the order of the table; the shim's children in between keep
- * neighbours apart. 0, or -1 after one line. */
+ * neighbours apart, and the fenced and unfenced children time the floors beside their
+ * shim. 0, or -1 after one line. */
 static int run_every_variant(const struct bench_work *w, struct results *r)
 {
-	static const int order[] = {V_REAL, V_SYSCALL, V_SHIM_FENCED, V_SHIM_UNFENCED, V_FLOOR_FENCED,
-				    V_SHIM_PASSING, V_FLOOR_UNFENCED};
-	_Static_assert(sizeof order / sizeof order[0] == BENCH_VARIANTS, "every variant runs");
+	static const int order[] = {V_REAL, V_SYSCALL, V_SHIM_FENCED, V_SHIM_UNFENCED, V_SHIM_PASSING};
+	_Static_assert(sizeof order / sizeof order[0] + 2 == BENCH_VARIANTS, "every variant runs, the floors beside");
 	for (size_t k = 0; k < sizeof order / sizeof order[0]; k++) {
 		int v = order[k];
 		bool child = v == V_SHIM_FENCED || v == V_SHIM_UNFENCED || v == V_SHIM_PASSING;
@@ -458,7 +516,8 @@ static void warn_about_children(const struct results *r)
 
 int command_bench(int argc, char **argv)
 {
-	struct bench_request req = {.w = {.calls = DEFAULT_CALLS, .threads = 1}, .rounds = 200};
+	struct bench_request req = {.w = {.calls = DEFAULT_CALLS, .threads = 1, .floor_plan = FLOOR_NO_PLAN},
+				    .rounds = 200};
 	int parsed = parse_bench_options(argc, argv, &req);
 	if (parsed >= 0)
 		return parsed;
@@ -474,6 +533,8 @@ int command_bench(int argc, char **argv)
 		return bench_drift(req.drift, req.json, req.plot_file) == 0 ? 0 : 1;
 
 	struct results r = {.threads = req.w.threads, .min_gain_pct = (unsigned)environment.num[OPT_MIN_GAIN_PCT]};
+	for (int f = 0; f < BENCH_CHILDREN; f++)
+		r.floor[f] = (struct bench_floor){FLOOR_NO_PLAN, FLOOR_NO_PLAN};
 	r.cells = calloc((size_t)BENCH_VARIANTS * BENCH_CLOCKS * (size_t)(req.w.threads + 1), sizeof *r.cells);
 	if (!r.cells) {
 		fprintf(stderr, "tscshim bench: out of memory\n");

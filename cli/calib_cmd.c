@@ -1,5 +1,6 @@
 /* tscshim calib: the estimator, a long calibration and the verdict, as a report. */
 #include "cli.h"
+#include "floor.h"
 #include "util.h"
 
 #include "benefit.h"
@@ -104,7 +105,8 @@ static void shim_costs_into(struct calib_report *report, const struct cache_reco
 	const struct cache_costs *kept = saved ? &saved->costs[0] : NULL;
 	if (kept && kept->fenced_ps) {
 		c = (struct shim_costs){.kernel_ps = kept->kernel_ps, .syscall_ps = kept->syscall_ps,
-					.fenced_ps = kept->fenced_ps, .unfenced_ps = kept->unfenced_ps};
+					.fenced_ps = kept->fenced_ps, .unfenced_ps = kept->unfenced_ps,
+					.fenced_plan = kept->fenced_plan};
 	} else if (saved || shim_costs_measure(&c, why, sizeof why) != 0) {
 		snprintf(report->cost_note, sizeof report->cost_note, "%s",
 			 saved ? "the record holds no costs" : why);
@@ -113,6 +115,19 @@ static void shim_costs_into(struct calib_report *report, const struct cache_reco
 	report->cost = (struct cost){.kernel_ns = c.kernel_ps / 1e3, .syscall_ns = c.syscall_ps / 1e3,
 				     .fenced_ns = c.fenced_ps / 1e3, .unfenced_ns = c.unfenced_ps / 1e3};
 	report->cost_is_shims = true;
+	report->cost_fenced_plan = floor_plan_fenced((int)c.fenced_plan) ? (int)c.fenced_plan : -1;
+}
+
+/* The floor, timed as the shim's gate times the shim and with the fenced plan the shim's
+ * measurement kept (where it was measured), after the shim's own figures; and where those
+ * are missing, the figures the recommendation is made from. */
+static void floor_costs_into(struct calib_report *report)
+{
+	report->floor_plan = calib_measure_cost(report->rate.rate_millihz, report->cost_fenced_plan, &report->floor);
+	snprintf(report->floor_read, sizeof report->floor_read, "%s%s", floor_plan_name(report->floor_plan),
+		 report->floor_plan == report->cost_fenced_plan ? ", as the shim's" : ", the cheapest here");
+	if (!report->cost_is_shims)
+		report->cost = report->floor;
 }
 
 static void calib_usage(FILE *out)
@@ -196,8 +211,9 @@ static int prepare_save(struct calib_request *req, struct cpu_mask *online)
 	return 0;
 }
 
-/* The CPU, the estimate (over `cpus`, NULL: those this process may run on), the rate and
- * the floor's costs into *report: 0, or -1 after one line (the estimator could not run). */
+/* The CPU, the estimate (over `cpus`, NULL: those this process may run on) and the rate
+ * into *report, costed where the rate is known (the costs are measured later): 0, or -1
+ * after one line (the estimator could not run). */
 static int measure(const struct option_values *v, const struct cpu_mask *cpus, struct calib_report *report)
 {
 	counter_identify(&report->identity);
@@ -225,9 +241,8 @@ static int measure(const struct option_values *v, const struct cpu_mask *cpus, s
 	}
 	report->calibrated = true;
 	conversion_from_rate(&report->conversion, report->rate.rate_millihz);
-	calib_measure_cost(report->rate.rate_millihz, &report->floor);
-	report->cost = report->floor; /* until the shim's own are measured */
 	report->costed = true;
+	report->cost_fenced_plan = -1;
 	return 0;
 }
 
@@ -274,8 +289,10 @@ int command_calib(int argc, char **argv)
 	if (req.save)
 		status = report.estimated && save_record(req.values.text[OPT_SYSTEM_RECORD], &report, &saved) == 0
 				 ? 0 : EXIT_NOT_RELIABLE;
-	if (report.costed)
+	if (report.costed) {
 		shim_costs_into(&report, req.save ? &saved : NULL);
+		floor_costs_into(&report);
+	}
 	benefit_recommendation(&report.cost, (unsigned)req.values.num[OPT_MIN_GAIN_PCT], report.recommendation,
 			       sizeof report.recommendation);
 	if (req.json)

@@ -1,80 +1,98 @@
 /* `tscshim calib`'s cost section: what one call costs through the kernel's clock as this
  * process reads it (libc's clock_gettime: the vDSO, or whatever a preloaded library puts
- * in its place), the clock_gettime system call, and the counter path fenced and unfenced.
+ * in its place), the clock_gettime system call, and the floor fenced and unfenced.
  *
- * The command is not preloaded, so the counter path here is the shim's arithmetic on the
- * counter (read, subtract, multiply-shift, split into a timespec) without its line's
- * loads: a nanosecond or two under what the shim's constructor measures for its gate.
- * Blocks of each are interleaved round by round, timed by CLOCK_MONOTONIC over the whole
- * block (long enough that its own cost does not matter), and each figure is a median. */
+ * The command is not preloaded, so the counter path here is the floor (floor.h): the
+ * shim's read less its line, with the fenced plan the shim's own measurement kept. It is
+ * timed as the shim's benefit gate times the shim's path (shim/cost.c), so that the two
+ * figures calib prints side by side differ by the line alone: blocks of CALLS calls
+ * through a function pointer, between two ordered counter reads, the timer's own cost
+ * (an empty block) taken off, blocks of each kind interleaved round by round, and each
+ * figure the median of its rounds. */
 #define _GNU_SOURCE
 #include "cli.h"
 #include "floor.h"
-#include "samples.h"
 
 #include "benefit.h"
+#include "convert.h"
+#include "counter.h"
 #include "kernel_clock.h"
 
 #include <time.h>
 
-enum { CALLS = 256, ROUNDS = 31 };
+enum {
+	CALLS = 32,        /* per block, as the shim's gate */
+	SYSCALL_CALLS = 4, /* the system call costs ~10x more */
+	ROUNDS = 31,       /* more than the gate's 7: calib has the time */
+};
 
 typedef int read_fn(clockid_t, struct timespec *);
 
-/* The floor, with the signature of clock_gettime so that every path is timed alike. */
-static __attribute__((noinline)) int path_fenced(clockid_t clock, struct timespec *ts)
-{
-	(void)clock;
-	return floor_read(ts, true);
-}
-
-static __attribute__((noinline)) int path_unfenced(clockid_t clock, struct timespec *ts)
-{
-	(void)clock;
-	return floor_read(ts, false);
-}
-
-/* Out of line as the others, so that the system call costs a call too. */
-static __attribute__((noinline)) int path_system_call(clockid_t clock, struct timespec *ts)
+/* Out of line, so that the system call costs a call as the others do. */
+static __attribute__((noinline)) int system_call(clockid_t clock, struct timespec *ts)
 {
 	return kernel_clock_gettime(clock, ts);
 }
 
-static double now_ns(void)
+/* Ticks for n calls, the timer's two ordered reads included. */
+static uint64_t block(read_fn *fn, int n)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
-
-static double block_ns(read_fn *fn)
-{
-	struct timespec ts;
-	double before = now_ns();
-	for (int i = 0; i < CALLS; i++)
+	uint64_t before = counter_read_ordered();
+	for (int i = 0; i < n; i++)
 		fn(CLOCK_MONOTONIC, &ts);
-	return (now_ns() - before) / CALLS;
+	uint64_t after = counter_read_ordered();
+	return after > before ? after - before : 0;
 }
 
-static double median(double *v)
+static uint64_t floor_block(floor_fn *fn, int n)
 {
-	samples_sort(v, ROUNDS);
-	return samples_median(v, ROUNDS);
+	struct timespec ts;
+	floor_renew();
+	uint64_t before = counter_read_ordered();
+	for (int i = 0; i < n; i++)
+		fn(&ts);
+	uint64_t after = counter_read_ordered();
+	return after > before ? after - before : 0;
 }
 
-void calib_measure_cost(uint64_t rate_millihz, struct cost *out)
+static uint64_t median(uint64_t *v)
 {
-	static double kernel[ROUNDS], sys[ROUNDS], fenced[ROUNDS], unfenced[ROUNDS];
+	for (int i = 1; i < ROUNDS; i++)
+		for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
+			uint64_t x = v[j];
+			v[j] = v[j - 1];
+			v[j - 1] = x;
+		}
+	return v[ROUNDS / 2];
+}
+
+/* ns per call of the median block, the timer's median cost taken off. */
+static double per_call_ns(uint64_t *ticks, uint64_t timer, int n, long double ns_per_tick)
+{
+	uint64_t m = median(ticks);
+	return (double)((long double)(m > timer ? m - timer : 0) * ns_per_tick / n);
+}
+
+int calib_measure_cost(uint64_t rate_millihz, int shim_fenced_plan, struct cost *out)
+{
+	static uint64_t empty[ROUNDS], kernel[ROUNDS], sys[ROUNDS], fenced[ROUNDS], unfenced[ROUNDS];
 	floor_setup(rate_millihz);
+	int plan = floor_plan_for(true, shim_fenced_plan);
+	floor_fn *fenced_read = floor_reader(plan), *unfenced_read = floor_reader(floor_plan_for(false, FLOOR_NO_PLAN));
 	for (int r = -1; r < ROUNDS; r++) { /* round -1 warms up, uncounted */
-		double k = block_ns(clock_gettime), s = block_ns(path_system_call);
-		double f = block_ns(path_fenced), u = block_ns(path_unfenced);
+		uint64_t e = floor_block(fenced_read, 0), k = block(clock_gettime, CALLS);
+		uint64_t s = block(system_call, SYSCALL_CALLS);
+		uint64_t f = floor_block(fenced_read, CALLS), u = floor_block(unfenced_read, CALLS);
 		if (r < 0)
 			continue;
-		kernel[r] = k, sys[r] = s, fenced[r] = f, unfenced[r] = u;
+		empty[r] = e, kernel[r] = k, sys[r] = s, fenced[r] = f, unfenced[r] = u;
 	}
-	out->kernel_ns = median(kernel);
-	out->syscall_ns = median(sys);
-	out->fenced_ns = median(fenced);
-	out->unfenced_ns = median(unfenced);
+	long double ns_per_tick = ns_per_tick_at(rate_millihz);
+	uint64_t timer = median(empty);
+	out->kernel_ns = per_call_ns(kernel, timer, CALLS, ns_per_tick);
+	out->syscall_ns = per_call_ns(sys, timer, SYSCALL_CALLS, ns_per_tick);
+	out->fenced_ns = per_call_ns(fenced, timer, CALLS, ns_per_tick);
+	out->unfenced_ns = per_call_ns(unfenced, timer, CALLS, ns_per_tick);
+	return plan;
 }

@@ -37,8 +37,11 @@ int command_run(int argc, char **argv);
 int command_bench(int argc, char **argv);
 int command_ab(int argc, char **argv);
 
-/* calib_cost.c: per-call costs for `tscshim calib`'s cost section (a few ms). */
+/* calib_cost.c: per-call costs for `tscshim calib`'s cost section (a few ms): the kernel's
+ * clock, the system call and the floor (floor.h), timed as the shim's gate times its own
+ * path. The fenced floor reads with shim_fenced_plan, the plan the shim's measurement kept
+ * (-1: none known, then the cheapest the floor measures). Returns the floor's fenced plan. */
 struct cost;
-void calib_measure_cost(uint64_t rate_millihz, struct cost *out);
+int calib_measure_cost(uint64_t rate_millihz, int shim_fenced_plan, struct cost *out);
 
 #endif

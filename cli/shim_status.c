@@ -20,6 +20,17 @@ int shim_status_query(struct tscshim_status *out)
 	return 1;
 }
 
+int shim_status_read_plan(void)
+{
+	int (*status)(struct tscshim_status *, size_t) =
+		(int (*)(struct tscshim_status *, size_t))dlsym(RTLD_DEFAULT, "tscshim_status_sized");
+	struct tscshim_status st;
+	memset(&st, 0, sizeof st);
+	if (!status || status(&st, sizeof st) < 3 || !st.active)
+		return -1;
+	return (int)st.read_plan;
+}
+
 void shim_status_write(FILE *out)
 {
 	struct tscshim_status st;

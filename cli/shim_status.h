@@ -19,6 +19,11 @@ struct shim_status_line {
  * when no shim is loaded. */
 int shim_status_query(struct tscshim_status *out);
 
+/* The read plan the shim loaded in this process serves with (struct tscshim_status's
+ * read_plan, version 3), or -1 where it does not serve or is not loaded, or too old to
+ * say. */
+int shim_status_read_plan(void);
+
 /* Writes the line about the shim in this process. */
 void shim_status_write(FILE *out);
 

@@ -342,6 +342,51 @@ assert [c["quantity"] for c in d["comparisons"]] == ["wall", "rps"] and d["compa
 	jq -e '.failed == 2 and .variants[0].metrics.rps.n == 0' <<<"$output"
 }
 
+@test "ab: into one file (>file 2>&1) the report's lines and the warnings' lines stay whole" {
+	# Into a file or a pipe, stdout goes out a buffer at a time: a report longer than the
+	# buffer (in use, many runs or variants; here, cheaply, a long command line) had the
+	# warnings that follow it on stderr land in the middle of one of its lines.
+	# TSCSHIM_DISABLE=1 makes a warning: the TSC served no call in B.
+	pad=$(printf '%*s' 70000 '' | tr ' ' x)
+	all="$BATS_TEST_TMPDIR/all"
+	status=0
+	TSCSHIM_DISABLE=1 "$TSCSHIM" ab -n 2 --warmup 0 -- true "$pad" >"$all" 2>&1 || status=$?
+	cut -c1-160 "$all"
+	[ "$status" -eq 0 ]
+	# Each line ab writes on stderr starts "tscshim ab:"; none may start inside another line.
+	! grep -n '.tscshim ab:' "$all" | cut -c1-160 | grep . || false
+	[ "$(grep -cxF "command: true $pad" "$all")" -eq 1 ]
+	[ "$(grep -cxE 'tscshim ab: WARNING: THE TSC SERVED NO CLOCK CALL IN ANY B RUN \([0-9]+ process\(es\) reported stats\): B measured the real clock, not the shim' "$all")" -eq 1 ]
+	# Every line is one that the report or a warning writes whole: no fragment is left over.
+	local whole=(
+		'tscshim ab: .*'
+		'command: true x+'
+		'variant A +without the shim'
+		'variant B +with the shim; .*'
+		'machine: .*; clocksource .*; tscshim .*'
+		' +min +median +max  outliers \(> 3 MADs\)'
+		'(wall s|user s|sys s|) +[AB] +[0-9.]+ +[0-9.]+ +[0-9.]+(  run [0-9, ]+)?'
+		'B/A wall, pair by pair: median .* \(2 pairs\)'
+		'  wall time: .*'
+		'pair +side +wall s +user s +sys s status +TSC served/total clock calls'
+		'[12] +[AB] +[0-9.]+ +[0-9.]+ +[0-9.]+ exit 0( +[0-9]+/[0-9]+)?'
+		'B, all runs: TSC served .* served by the TSC'
+		"B, the shim's decision in a probe process: .*"
+	)
+	! grep -vxE "$(IFS='|'; echo "${whole[*]}")" "$all" | cut -c1-160 | grep . || false
+}
+
+@test "ab: --show-output ends a run's output that has no final newline, so that the next line starts whole" {
+	all="$BATS_TEST_TMPDIR/all"
+	status=0
+	"$TSCSHIM" ab -n 1 --warmup 0 --show-output -- sh -c 'printf partial-out; printf partial-err >&2' >"$all" 2>&1 || status=$?
+	cat "$all"
+	[ "$status" -eq 0 ]
+	[ "$(grep -cx partial-out "$all")" -eq 2 ]
+	[ "$(grep -cx partial-err "$all")" -eq 2 ]
+	! grep -n '.tscshim ab:' "$all" || false
+}
+
 @test "ab: a run far slower than the others is flagged by number, and dropped only with --drop-outliers" {
 	counter="$BATS_TEST_TMPDIR/counter"
 	# Runs go A1 B1 A2 B2 ...: the 7th run of the command is A's 4th.

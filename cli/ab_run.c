@@ -76,6 +76,9 @@ static void show(const struct ab_config *c, const char *name, const char *what)
 		if (text && *text) {
 			FILE *to = k == 0 && !c->json ? stdout : stderr;
 			fputs(text, to);
+			/* Output without a final newline would run into whatever ab writes next. */
+			if (text[strlen(text) - 1] != '\n')
+				fputc('\n', to);
 			fflush(to);
 		}
 		free(text);

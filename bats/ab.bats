@@ -342,6 +342,27 @@ assert [c["quantity"] for c in d["comparisons"]] == ["wall", "rps"] and d["compa
 	jq -e '.failed == 2 and .variants[0].metrics.rps.n == 0' <<<"$output"
 }
 
+@test "ab: a metric may carry a scale as programs print it (4113k, 16.1Gi); anything else fails its run, saying what was captured" {
+	run --separate-stderr "$TSCSHIM" ab -n 1 --warmup 0 --json --metric iops:'IOPS=([0-9.]+[kMG]?)':higher \
+		--metric 'bw:BW=([0-9.]+[KMGT]?i?)B/s:higher' -- sh -c 'echo "read: IOPS=4113k, BW=16.1GiB/s (17.3GB/s)"'
+	echo "$output"; echo "$stderr"
+	[ "$status" -eq 0 ]
+	# 16.1 Gi = 16.1 * 2^30 = 17287243366.4 (the JSON has 9 digits)
+	jq -e '[.detail[] | .ok and .metrics.iops == 4113000 and .metrics.bw > 17287240000 and .metrics.bw < 17287250000]
+		| all and length == 2' <<<"$output"
+	jq -e '[.variants[].metrics.iops | .n == 1 and .median == 4113000] | all' <<<"$output"
+	run --separate-stderr "$TSCSHIM" ab -n 1 --warmup 0 --metric iops:'IOPS=([0-9.]+[kMG]?)':higher -- sh -c 'echo IOPS=850k'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(printf '%s\n' "$output" | grep -cE '^1 +[AB] .* +850000 exit 0')" -eq 2 ]
+	run --separate-stderr "$TSCSHIM" ab -n 1 --warmup 0 --json --metric iops:'IOPS=([0-9.]+[a-z]?)' -- sh -c 'echo IOPS=4113x'
+	echo "$output"; echo "$stderr"
+	[ "$status" -eq 1 ]
+	[ "$(printf '%s\n' "$stderr" | grep -cF "metric iops: captured \"4113x\" is not a number (a decimal, optionally followed by k, K, M, G, T, Ki, Mi, Gi or Ti); make the regex's first group capture only the number")" -eq 2 ]
+	jq -e '[.detail[] | (.ok | not) and .exit_status == 0 and .failure == "metric iops: captured \"4113x\" is not a number"]
+		| all and length == 2' <<<"$output"
+}
+
 @test "ab: into one file (>file 2>&1) the report's lines and the warnings' lines stay whole" {
 	# Into a file or a pipe, stdout goes out a buffer at a time: a report longer than the
 	# buffer (in use, many runs or variants; here, cheaply, a long command line) had the

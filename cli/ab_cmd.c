@@ -61,6 +61,7 @@ static void ab_usage(FILE *out)
 		"  --metric NAME:REGEX[:higher|:lower]  a number read from COMMAND's output each run:\n"
 		"                         the first group of the first match of the POSIX extended\n"
 		"                         REGEX in its stdout, else its stderr; a run without it fails.\n"
+		"                         A decimal, optionally with a scale: 4113k, 1.2M, 16.1Gi.\n"
 		"                         Lower is better unless :higher (as for time)\n"
 		"  --server CMD           started (sh -c) under each variant before each run, waited\n"
 		"                         for, stopped after; COMMAND then runs without the shim\n"

@@ -342,6 +342,72 @@ assert [c["quantity"] for c in d["comparisons"]] == ["wall", "rps"] and d["compa
 	jq -e '.failed == 2 and .variants[0].metrics.rps.n == 0' <<<"$output"
 }
 
+@test "ab: a metric may carry a scale as programs print it (4113k, 16.1Gi); anything else fails its run, saying what was captured" {
+	run --separate-stderr "$TSCSHIM" ab -n 1 --warmup 0 --json --metric iops:'IOPS=([0-9.]+[kMG]?)':higher \
+		--metric 'bw:BW=([0-9.]+[KMGT]?i?)B/s:higher' -- sh -c 'echo "read: IOPS=4113k, BW=16.1GiB/s (17.3GB/s)"'
+	echo "$output"; echo "$stderr"
+	[ "$status" -eq 0 ]
+	# 16.1 Gi = 16.1 * 2^30 = 17287243366.4 (the JSON has 9 digits)
+	jq -e '[.detail[] | .ok and .metrics.iops == 4113000 and .metrics.bw > 17287240000 and .metrics.bw < 17287250000]
+		| all and length == 2' <<<"$output"
+	jq -e '[.variants[].metrics.iops | .n == 1 and .median == 4113000] | all' <<<"$output"
+	run --separate-stderr "$TSCSHIM" ab -n 1 --warmup 0 --metric iops:'IOPS=([0-9.]+[kMG]?)':higher -- sh -c 'echo IOPS=850k'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(printf '%s\n' "$output" | grep -cE '^1 +[AB] .* +850000 exit 0')" -eq 2 ]
+	run --separate-stderr "$TSCSHIM" ab -n 1 --warmup 0 --json --metric iops:'IOPS=([0-9.]+[a-z]?)' -- sh -c 'echo IOPS=4113x'
+	echo "$output"; echo "$stderr"
+	[ "$status" -eq 1 ]
+	[ "$(printf '%s\n' "$stderr" | grep -cF "metric iops: captured \"4113x\" is not a number (a decimal, optionally followed by k, K, M, G, T, Ki, Mi, Gi or Ti); make the regex's first group capture only the number")" -eq 2 ]
+	jq -e '[.detail[] | (.ok | not) and .exit_status == 0 and .failure == "metric iops: captured \"4113x\" is not a number"]
+		| all and length == 2' <<<"$output"
+}
+
+@test "ab: into one file (>file 2>&1) the report's lines and the warnings' lines stay whole" {
+	# Into a file or a pipe, stdout goes out a buffer at a time: a report longer than the
+	# buffer (in use, many runs or variants; here, cheaply, a long command line) had the
+	# warnings that follow it on stderr land in the middle of one of its lines.
+	# TSCSHIM_DISABLE=1 makes a warning: the TSC served no call in B.
+	pad=$(printf '%*s' 70000 '' | tr ' ' x)
+	all="$BATS_TEST_TMPDIR/all"
+	status=0
+	TSCSHIM_DISABLE=1 "$TSCSHIM" ab -n 2 --warmup 0 -- true "$pad" >"$all" 2>&1 || status=$?
+	cut -c1-160 "$all"
+	[ "$status" -eq 0 ]
+	# Each line ab writes on stderr starts "tscshim ab:"; none may start inside another line.
+	! grep -n '.tscshim ab:' "$all" | cut -c1-160 | grep . || false
+	[ "$(grep -cxF "command: true $pad" "$all")" -eq 1 ]
+	[ "$(grep -cxE 'tscshim ab: WARNING: THE TSC SERVED NO CLOCK CALL IN ANY B RUN \([0-9]+ process\(es\) reported stats\): B measured the real clock, not the shim' "$all")" -eq 1 ]
+	# Every line is one that the report or a warning writes whole: no fragment is left over.
+	local whole=(
+		'tscshim ab: .*'
+		'command: true x+'
+		'variant A +without the shim'
+		'variant B +with the shim; .*'
+		'machine: .*; clocksource .*; tscshim .*'
+		' +min +median +max  outliers \(> 3 MADs\)'
+		'(wall s|user s|sys s|) +[AB] +[0-9.]+ +[0-9.]+ +[0-9.]+(  run [0-9, ]+)?'
+		'B/A wall, pair by pair: median .* \(2 pairs\)'
+		'  wall time: .*'
+		'pair +side +wall s +user s +sys s status +TSC served/total clock calls'
+		'[12] +[AB] +[0-9.]+ +[0-9.]+ +[0-9.]+ exit 0( +[0-9]+/[0-9]+)?'
+		'B, all runs: TSC served .* served by the TSC'
+		"B, the shim's decision in a probe process: .*"
+	)
+	! grep -vxE "$(IFS='|'; echo "${whole[*]}")" "$all" | cut -c1-160 | grep . || false
+}
+
+@test "ab: --show-output ends a run's output that has no final newline, so that the next line starts whole" {
+	all="$BATS_TEST_TMPDIR/all"
+	status=0
+	"$TSCSHIM" ab -n 1 --warmup 0 --show-output -- sh -c 'printf partial-out; printf partial-err >&2' >"$all" 2>&1 || status=$?
+	cat "$all"
+	[ "$status" -eq 0 ]
+	[ "$(grep -cx partial-out "$all")" -eq 2 ]
+	[ "$(grep -cx partial-err "$all")" -eq 2 ]
+	! grep -n '.tscshim ab:' "$all" || false
+}
+
 @test "ab: a run far slower than the others is flagged by number, and dropped only with --drop-outliers" {
 	counter="$BATS_TEST_TMPDIR/counter"
 	# Runs go A1 B1 A2 B2 ...: the 7th run of the command is A's 4th.

@@ -61,6 +61,7 @@ static void ab_usage(FILE *out)
 		"  --metric NAME:REGEX[:higher|:lower]  a number read from COMMAND's output each run:\n"
 		"                         the first group of the first match of the POSIX extended\n"
 		"                         REGEX in its stdout, else its stderr; a run without it fails.\n"
+		"                         A decimal, optionally with a scale: 4113k, 1.2M, 16.1Gi.\n"
 		"                         Lower is better unless :higher (as for time)\n"
 		"  --server CMD           started (sh -c) under each variant before each run, waited\n"
 		"                         for, stopped after; COMMAND then runs without the shim\n"
@@ -323,6 +324,13 @@ int command_ab(int argc, char **argv)
 	static struct ab_config c;
 	char err[256];
 	struct option_values environment;
+	/* The report (stdout) and the warnings and errors (stderr) often go to one file or
+	 * pipe: `> report.txt 2>&1`, a CI log. There stdout is fully buffered and goes out a
+	 * buffer at a time, ending mid-line, while stderr goes out at once: a warning would
+	 * land inside a line of the report. Line-buffered, stdout writes each line whole as it
+	 * ends, so that whatever comes on stderr falls between lines, where it was said. Set
+	 * here, before anything is written, for every path of the command. */
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	memset(&c, 0, sizeof c);
 	c.runs = 10, c.warmup = 1, c.timeout = -1, c.grace = 5, c.ready.timeout = 10;
 	ab_variant_defaults(c.variant);

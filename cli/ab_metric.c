@@ -1,6 +1,7 @@
 /* --metric NAME:REGEX[:higher|:lower]: a number the command prints about itself (requests
  * per second, a latency), read from each run's output with a POSIX extended regular
- * expression whose first group is the number. Lower is better unless :higher, as for time. */
+ * expression whose first group is the number, with the scale programs print after it
+ * (4113k, 16.1Gi). Lower is better unless :higher, as for time. */
 #define _GNU_SOURCE
 #include "ab_metric.h"
 
@@ -66,24 +67,59 @@ void ab_metric_free(struct ab_metric *m)
 	regfree(&m->re);
 }
 
-int ab_metric_extract(const struct ab_metric *m, const char *text, double *out)
+/* The scales programs print right after a number (fio's IOPS=4113k, BW=16.1GiB/s): SI,
+ * with K for kilo too since many print it so, and binary. Lower-case m is left out: milli
+ * or mega? */
+static const struct {
+	const char *suffix;
+	double factor;
+} scales[] = {
+	{"k", 1e3}, {"K", 1e3}, {"M", 1e6}, {"G", 1e9}, {"T", 1e12},
+	{"Ki", 1024.0}, {"Mi", 1048576.0}, {"Gi", 1073741824.0}, {"Ti", 1099511627776.0},
+};
+
+int ab_metric_number(const char *text, double *out)
+{
+	const char *start = text + strspn(text, " \t");
+	errno = 0;
+	char *end;
+	double v = strtod(start, &end);
+	/* strtod also reads hexadecimal, inf and nan: no program prints its figure so, and a
+	 * capture that reads so is more likely a regex that caught the wrong thing. */
+	size_t read = (size_t)(end - start);
+	if (read == 0 || strspn(start, "+-0123456789.eE") < read || errno)
+		return -1;
+	size_t rest = strlen(end);
+	while (rest > 0 && (end[rest - 1] == ' ' || end[rest - 1] == '\t'))
+		rest--;
+	double factor = rest == 0 ? 1 : 0;
+	for (size_t i = 0; i < sizeof scales / sizeof *scales && factor == 0; i++)
+		if (strlen(scales[i].suffix) == rest && strncmp(end, scales[i].suffix, rest) == 0)
+			factor = scales[i].factor;
+	if (factor == 0 || !isfinite(v * factor))
+		return -1;
+	*out = v * factor;
+	return 0;
+}
+
+int ab_metric_extract(const struct ab_metric *m, const char *text, double *out, char *captured, size_t captured_size)
 {
 	regmatch_t match[2];
 	if (regexec(&m->re, text, 2, match, 0) != 0 || match[1].rm_so < 0)
 		return -1;
+	const char *group = text + match[1].rm_so;
 	size_t len = (size_t)(match[1].rm_eo - match[1].rm_so);
 	char number[64];
-	if (len == 0 || len >= sizeof number)
-		return -2;
-	memcpy(number, text + match[1].rm_so, len);
-	number[len] = '\0';
-	errno = 0;
-	char *end;
-	double v = strtod(number, &end);
-	while (*end == ' ' || *end == '\t')
-		end++;
-	if (end == number || *end || errno || !isfinite(v))
-		return -2;
-	*out = v;
-	return 0;
+	if (len < sizeof number) {
+		memcpy(number, group, len);
+		number[len] = '\0';
+		if (ab_metric_number(number, out) == 0)
+			return 0;
+	}
+	/* For the message: what the group caught, cut where it would not fit. */
+	if (len < captured_size)
+		snprintf(captured, captured_size, "%.*s", (int)len, group);
+	else
+		snprintf(captured, captured_size, "%.*s...", (int)(captured_size > 3 ? captured_size - 4 : 0), group);
+	return -2;
 }

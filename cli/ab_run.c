@@ -76,6 +76,9 @@ static void show(const struct ab_config *c, const char *name, const char *what)
 		if (text && *text) {
 			FILE *to = k == 0 && !c->json ? stdout : stderr;
 			fputs(text, to);
+			/* Output without a final newline would run into whatever ab writes next. */
+			if (text[strlen(text) - 1] != '\n')
+				fputc('\n', to);
 			fflush(to);
 		}
 		free(text);
@@ -135,16 +138,26 @@ static void read_metrics(const struct ab_config *c, const char *name, struct ab_
 	path_of(out, c, name, "out"), path_of(err, c, name, "err");
 	char *text[2] = {slurp(out), slurp(err)};
 	for (int m = 0; m < c->metrics; m++) {
+		const char *metric = c->metric[m].name;
+		char captured[AB_METRIC_CAPTURED_MAX];
 		int rc = -1;
 		for (int k = 0; k < 2 && rc != 0; k++)
-			if (text[k] && (rc = ab_metric_extract(&c->metric[m], text[k], &r->metric[m])) == -2)
+			if (text[k] && (rc = ab_metric_extract(&c->metric[m], text[k], &r->metric[m], captured,
+							       sizeof captured)) == -2)
 				break;
 		r->has_metric[m] = rc == 0;
-		if (rc != 0 && !r->failure[0]) {
-			snprintf(r->failure, sizeof r->failure, "metric %s %s", c->metric[m].name,
-				 rc == -2 ? "is not a number" : "not found");
-			fprintf(stderr, "tscshim ab: run %s: metric '%s' %s in the command's output (%s)\n", name,
-				c->metric[m].name, rc == -2 ? "is not a number" : "not found", out);
+		if (rc == -1 && !r->failure[0]) {
+			snprintf(r->failure, sizeof r->failure, "metric %s not found", metric);
+			fprintf(stderr, "tscshim ab: run %s: metric '%s' not found in the command's output (%s)\n", name,
+				metric, out);
+		} else if (rc == -2 && !r->failure[0]) {
+			/* What was caught and what would be read: the fix is in the regex. */
+			snprintf(r->failure, sizeof r->failure, "metric %s: captured \"%s\" is not a number", metric,
+				 captured);
+			fprintf(stderr,
+				"tscshim ab: run %s: metric %s: captured \"%s\" is not a number (" AB_METRIC_NUMBER_FORM
+				"); make the regex's first group capture only the number (the output: %s)\n",
+				name, metric, captured, out);
 		}
 	}
 	free(text[0]), free(text[1]);

@@ -1,10 +1,12 @@
 /* ab's pure parts: the median's confidence interval, MAD outliers, the verdict's words,
- * --variant and --metric parsing and the environment check. */
+ * --variant and --metric parsing (the numbers a metric may be) and the environment check. */
 #include "ab_metric.h"
 #include "ab_stats.h"
 #include "ab_variant.h"
 #include "unit.h"
 
+#include <math.h>
+#include <stdbool.h>
 #include <string.h>
 
 static void test_median_and_mad(void)
@@ -134,20 +136,86 @@ static void test_environment(void)
 	CHECK(ab_environment_check(bad, err, sizeof err) == -1 && strstr(err, "TSCSHIM_FENSE"));
 }
 
+/* x within a relative 1e-12 of want: a decimal times a scale may round differently from
+ * the literal written out. */
+static bool near(double x, double want)
+{
+	return fabs(x - want) <= 1e-12 * fabs(want);
+}
+
+static void test_metric_numbers(void)
+{
+	double x = 0;
+	/* Plain decimals, as strtod reads them; blanks around the number are left out. */
+	CHECK(ab_metric_number("12", &x) == 0 && x == 12);
+	CHECK(ab_metric_number("-3.5", &x) == 0 && x == -3.5);
+	CHECK(ab_metric_number("+.25", &x) == 0 && x == 0.25);
+	CHECK(ab_metric_number("1.5e-3", &x) == 0 && x == 1.5e-3);
+	CHECK(ab_metric_number(" 5", &x) == 0 && x == 5);
+	CHECK(ab_metric_number("5 \t", &x) == 0 && x == 5);
+	/* Decimal scales, K as kilo too (programs print it so)... */
+	CHECK(ab_metric_number("4113k", &x) == 0 && x == 4113000);
+	CHECK(ab_metric_number("850k", &x) == 0 && x == 850000);
+	CHECK(ab_metric_number("4K", &x) == 0 && x == 4000);
+	CHECK(ab_metric_number("1.2M", &x) == 0 && near(x, 1.2e6));
+	CHECK(ab_metric_number("7G", &x) == 0 && x == 7e9);
+	CHECK(ab_metric_number("2T", &x) == 0 && x == 2e12);
+	CHECK(ab_metric_number(" 850k ", &x) == 0 && x == 850000);
+	CHECK(ab_metric_number("-2.5k", &x) == 0 && x == -2500);
+	/* ... and binary ones. */
+	CHECK(ab_metric_number("2Ki", &x) == 0 && x == 2048);
+	CHECK(ab_metric_number("3Mi", &x) == 0 && x == 3.0 * 1048576);
+	CHECK(ab_metric_number("16.1Gi", &x) == 0 && near(x, 16.1 * 1073741824.0));
+	CHECK(ab_metric_number("1Ti", &x) == 0 && x == 1099511627776.0);
+	/* Refused: other suffixes, units (the regex leaves them out: BW=([0-9.]+[KMGT]?i?)B/s),
+	 * a scale apart from its number, lower-case m (milli or mega?), what strtod reads
+	 * beyond decimals (hex, inf, nan), thousands separators, no number, out of range. */
+	x = -1;
+	const char *refused[] = {"4113x", "5kb", "5KB", "16.1GiB", "5 k", "k", "Ki", "", " ", "1.2m", "5ki",
+				 "5KI", "5kk", "5k5", "0x10", "0x1p3", "inf", "-inf", "nan", "1,234", ".", "-",
+				 "1e", "1e999", "1e308T", "5\n"};
+	for (size_t i = 0; i < sizeof refused / sizeof *refused; i++)
+		if (ab_metric_number(refused[i], &x) != -1) {
+			CHECK(!"a number that must be refused was read");
+			printf("# refused[%zu] = \"%s\" read as %g\n", i, refused[i], x);
+		}
+	CHECK(x == -1); /* left alone */
+}
+
 static void test_metrics(void)
 {
 	struct ab_metric m;
-	char err[256];
+	char err[256], captured[AB_METRIC_CAPTURED_MAX];
 	double x = 0;
 	CHECK(ab_metric_parse("rps:throughput: ([0-9.]+):higher", &m, err, sizeof err) == 0);
 	CHECK(m.higher_is_better && strcmp(m.pattern, "throughput: ([0-9.]+)") == 0);
-	CHECK(ab_metric_extract(&m, "noise\nthroughput: 123.5 per s\nthroughput: 9\n", &x) == 0 && x == 123.5);
-	CHECK(ab_metric_extract(&m, "nothing here", &x) == -1);
+	CHECK(ab_metric_extract(&m, "noise\nthroughput: 123.5 per s\nthroughput: 9\n", &x, captured, sizeof captured) == 0 &&
+	      x == 123.5);
+	CHECK(ab_metric_extract(&m, "nothing here", &x, captured, sizeof captured) == -1);
 	ab_metric_free(&m);
 	CHECK(ab_metric_parse("p99:p99 = (.*) ms", &m, err, sizeof err) == 0);
 	CHECK(!m.higher_is_better);
-	CHECK(ab_metric_extract(&m, "p99 = 1.5e-3 ms", &x) == 0 && x == 1.5e-3);
-	CHECK(ab_metric_extract(&m, "p99 = fast ms", &x) == -2);
+	CHECK(ab_metric_extract(&m, "p99 = 1.5e-3 ms", &x, captured, sizeof captured) == 0 && x == 1.5e-3);
+	CHECK(ab_metric_extract(&m, "p99 = fast ms", &x, captured, sizeof captured) == -2);
+	CHECK(strcmp(captured, "fast") == 0);
+	/* A long capture is cut for the message, and says so. */
+	char text[200];
+	snprintf(text, sizeof text, "p99 = %0120d ms", 7);
+	CHECK(ab_metric_extract(&m, text, &x, captured, sizeof captured) == -2);
+	CHECK(strlen(captured) == sizeof captured - 1 && strcmp(captured + strlen(captured) - 3, "...") == 0);
+	ab_metric_free(&m);
+	/* fio's figures. */
+	CHECK(ab_metric_parse("iops:IOPS=([0-9.]+[kMG]?):higher", &m, err, sizeof err) == 0);
+	CHECK(ab_metric_extract(&m, "read: IOPS=4113k, BW=16.1GiB/s (17.3GB/s)\n", &x, captured, sizeof captured) == 0 &&
+	      x == 4113000);
+	ab_metric_free(&m);
+	CHECK(ab_metric_parse("bw:BW=([0-9.]+[KMGT]?i?)B/s:higher", &m, err, sizeof err) == 0);
+	CHECK(ab_metric_extract(&m, "read: IOPS=4113k, BW=16.1GiB/s (17.3GB/s)\n", &x, captured, sizeof captured) == 0 &&
+	      near(x, 16.1 * 1073741824.0));
+	ab_metric_free(&m);
+	CHECK(ab_metric_parse("iops:IOPS=([0-9.]+[a-z]?)", &m, err, sizeof err) == 0);
+	CHECK(ab_metric_extract(&m, "IOPS=4113x\n", &x, captured, sizeof captured) == -2);
+	CHECK(strcmp(captured, "4113x") == 0);
 	ab_metric_free(&m);
 	CHECK(ab_metric_parse("x:no group", &m, err, sizeof err) == -1 && strstr(err, "group"));
 	CHECK(ab_metric_parse("x:([0-9]", &m, err, sizeof err) == -1);
@@ -163,6 +231,7 @@ int main(void)
 	RUN(test_verdict);
 	RUN(test_variants);
 	RUN(test_environment);
+	RUN(test_metric_numbers);
 	RUN(test_metrics);
 	return unit_finish();
 }

@@ -137,9 +137,9 @@ $(B)/test/test_ab_stats: test/test_ab_stats.c test/unit.h $(AB_PURE_OBJ) $(B)/li
 	$(CC) $(ALL_CFLAGS) -Icli $< $(AB_PURE_OBJ) $(B)/libtsccalib.a -o $@ $(LDLIBS)
 
 # The floor (cli/floor.c) in a program of its own.
-$(B)/test/test_floor: test/test_floor.c test/unit.h cli/floor.h $(B)/cli/floor.o $(B)/libtsccalib.a
+$(B)/test/test_floor: test/test_floor.c test/unit.h cli/floor.h $(B)/cli/floor.o $(B)/cli/samples.o $(B)/libtsccalib.a
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Icli $< $(B)/cli/floor.o $(B)/libtsccalib.a -o $@ $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) -Icli $< $(B)/cli/floor.o $(B)/cli/samples.o $(B)/libtsccalib.a -o $@ $(LDLIBS)
 
 # Programs run under the shim by the bats tests: plain executables.
 $(B)/test/probe_%: test/probe_%.c include/tscshim.h test/kernel_ns.h test/seccomp_one_call.h shim/test_points.h

@@ -11,6 +11,7 @@
  * figure the median of its rounds. */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "samples.h"
 #include "floor.h"
 
 #include "benefit.h"
@@ -56,21 +57,11 @@ static uint64_t floor_block(floor_fn *fn, int n)
 	return after > before ? after - before : 0;
 }
 
-static uint64_t median(uint64_t *v)
-{
-	for (int i = 1; i < ROUNDS; i++)
-		for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
-			uint64_t x = v[j];
-			v[j] = v[j - 1];
-			v[j - 1] = x;
-		}
-	return v[ROUNDS / 2];
-}
 
 /* ns per call of the median block, the timer's median cost taken off. */
 static double per_call_ns(uint64_t *ticks, uint64_t timer, int n, long double ns_per_tick)
 {
-	uint64_t m = median(ticks);
+	uint64_t m = samples_median_ticks(ticks, ROUNDS);
 	return (double)((long double)(m > timer ? m - timer : 0) * ns_per_tick / n);
 }
 
@@ -89,7 +80,7 @@ int calib_measure_cost(uint64_t rate_millihz, int shim_fenced_plan, struct cost 
 		empty[r] = e, kernel[r] = k, sys[r] = s, fenced[r] = f, unfenced[r] = u;
 	}
 	long double ns_per_tick = ns_per_tick_at(rate_millihz);
-	uint64_t timer = median(empty);
+	uint64_t timer = samples_median_ticks(empty, ROUNDS);
 	out->kernel_ns = per_call_ns(kernel, timer, CALLS, ns_per_tick);
 	out->syscall_ns = per_call_ns(sys, timer, SYSCALL_CALLS, ns_per_tick);
 	out->fenced_ns = per_call_ns(fenced, timer, CALLS, ns_per_tick);

@@ -1,4 +1,5 @@
 #include "floor.h"
+#include "samples.h"
 
 #include "convert.h"
 #include "counter.h"
@@ -212,16 +213,6 @@ static uint64_t block(floor_fn *fn, int n)
 	return after > before ? after - before : 0;
 }
 
-static uint64_t median(uint64_t *v, int n)
-{
-	for (int i = 1; i < n; i++)
-		for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
-			uint64_t x = v[j];
-			v[j] = v[j - 1];
-			v[j - 1] = x;
-		}
-	return v[n / 2];
-}
 
 int floor_plan_for(bool fenced, int shim_plan)
 {
@@ -238,6 +229,6 @@ int floor_plan_for(bool fenced, int shim_plan)
 					      ? block(readers[fenced_plans[p]], CALLS) : 0;
 	for (int p = 0; p < FENCED_PLANS; p++)
 		if (ticks[p][0]) /* measured: the median block, at least 1 (0 is "not measured") */
-			cost[fenced_plans[p]] = median(ticks[p], ROUNDS) + 1;
+			cost[fenced_plans[p]] = samples_median_ticks(ticks[p], ROUNDS) + 1;
 	return floor_plan_pick(true, shim_plan, cost);
 }

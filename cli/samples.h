@@ -4,6 +4,7 @@
 #define CLI_SAMPLES_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* The qsort comparison of two doubles, ascending. */
 int samples_compare(const void *a, const void *b);
@@ -18,5 +19,9 @@ double samples_quantile(const double *sorted, size_t n, double p);
 /* The median of sorted values: the middle one, or the mean of the middle two. 0 when n
  * is 0. */
 double samples_median(const double *sorted, size_t n);
+
+/* Sorts n counts in place (insertion sort: a handful of rounds) and returns the middle one
+ * (the upper of the middle two): the cost measurements' median block. */
+uint64_t samples_median_ticks(uint64_t *v, int n);
 
 #endif

@@ -499,3 +499,20 @@ PY
 		cmp "$TSCSHIM_CACHE" "$BATS_TEST_TMPDIR/theirs"
 	done
 }
+
+@test "decide: a status query that measures in a process with threads measures the process's CPUs" {
+	# The decision's state lies on the page the kernel wipes in a fork child, marked where
+	# other threads exist: the estimator's child, forked by a query that measures, found
+	# the CPU set there empty ("no CPU to estimate") and the process passed through.
+	require_reliable
+	warm_cache
+	# A record that passes the load's check but not the query's (another boot): the query
+	# measures, in a child.
+	edit_cache "$TSCSHIM_CACHE" boot_id 00000000-0000-0000-0000-000000000000
+	edit_cache "$TSCSHIM_CACHE" boot_wall_ns $(($(sed -n 's/^boot_wall_ns=//p' "$TSCSHIM_CACHE") - 3600000000000))
+	run env TSCSHIM_ESTIMATE_BUDGET_US=500000 TSCSHIM_VERBOSE=1 LD_PRELOAD="$SHIM" "$PROBE" status thread
+	echo "$output"
+	[[ "$output" != *"no CPU to estimate"* ]]
+	[[ "$output" == *"measured now"* ]]
+	[[ "$output" == *"active=1"* ]]
+}

@@ -1,7 +1,8 @@
 /* A test program the bats suite runs with and without the shim.
- *   probe_clock status [read]          the shim's query API, found with dlsym (after one
+ *   probe_clock status [read|thread]   the shim's query API, found with dlsym (after one
  *                                      read of CLOCK_MONOTONIC with "read": the decision
- *                                      then comes from that read, not from the query)
+ *                                      then comes from that read, not from the query; with
+ *                                      "thread", after a thread was created and joined)
  *   probe_clock compare N BOUND_NS     N bracketed reads per served clock against the
  *                                      clock_gettime system call; fails beyond BOUND_NS
  *   probe_clock monotonic MS THREADS   threads read MONOTONIC/RAW/BOOTTIME for MS ms;
@@ -209,6 +210,11 @@ static int dlopened(const char *path)
 	return !ok;
 }
 
+static void *nothing(void *arg)
+{
+	return arg;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc >= 3 && strcmp(argv[1], "dlopen") == 0)
@@ -219,6 +225,12 @@ int main(int argc, char **argv)
 		struct timespec ts;
 		if (argc >= 3 && strcmp(argv[2], "read") == 0)
 			clock_gettime(CLOCK_MONOTONIC, &ts);
+		if (argc >= 3 && strcmp(argv[2], "thread") == 0) {
+			/* No longer the only thread: the decision marks its page wiped on fork. */
+			pthread_t t;
+			if (pthread_create(&t, NULL, nothing, NULL) != 0 || pthread_join(t, NULL) != 0)
+				return 2;
+		}
 		return status();
 	}
 	if (argc >= 4 && strcmp(argv[1], "compare") == 0)

@@ -21,8 +21,6 @@ enum {
 	CALLS = 32,         /* per block: long enough to amortize the timer's two reads, and to tell
 	                     * plans apart where the counter advances in steps of tens of ticks */
 	SYSCALL_CALLS = 2,  /* the system call costs ~100x more: fewer keep the budget */
-	PROBE_CALLS = 8,    /* cost_kernel_now_ps's blocks: a quarter of CALLS, 1.5 us in all on a vDSO
-	                     * host, within 3 % of CALLS' median on the AMD EPYC measured */
 	ROUNDS = 7,         /* the median of 7 shrugs off three interrupted blocks */
 	MIN_ROUNDS = 3,
 	BUDGET_NS = 50000,
@@ -124,13 +122,14 @@ uint64_t cost_kernel_now_ps(clockid_t clock, uint64_t rate_millihz)
 	/* The costs are kept per boot and CPU set, but how the kernel's clock is read depends
 	 * on this process too (another library preloaded before us) and on the clocksource
 	 * the kernel uses now. Measured as cost_measure measures it (the median of ROUNDS
-	 * blocks, the timer's cost taken off), so that the two compare, in shorter blocks
-	 * (PROBE_CALLS); a kernel clock that is a system call (its first call says so) in
-	 * blocks of SYSCALL_CALLS. */
+	 * blocks of CALLS, the timer's cost taken off), so that the two compare: shorter
+	 * blocks read in steps of 1.3 ns a call on the AMD EPYC measured, whose counter
+	 * advances tens of ticks at a time; about 5 us in all on a vDSO host. A kernel clock
+	 * that is a system call (its first call says so) in blocks of SYSCALL_CALLS. */
 	uint64_t empty[ROUNDS], kernel[ROUNDS]; /* on the stack: a page of .bss is a fault of its own */
 	long double ps_per_tick = 1000 * ns_per_tick_at(rate_millihz);
 	uint64_t first = block(real_clock_gettime, clock, 1);
-	int calls = (long double)first * ps_per_tick > 1e6L ? SYSCALL_CALLS : PROBE_CALLS;
+	int calls = (long double)first * ps_per_tick > 1e6L ? SYSCALL_CALLS : CALLS;
 	for (int r = 0; r < ROUNDS; r++) {
 		empty[r] = block(served_lfence_first, clock, 0);
 		kernel[r] = block(real_clock_gettime, clock, calls);

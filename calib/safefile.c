@@ -205,9 +205,9 @@ static int read_bounded(int fd, const char *path, const struct safefile_trust *t
 	return SAFEFILE_OK;
 }
 
-/* safefile_read for a file checked by lstat a moment before (trust->checked_size): its
- * directory checked by lstat (a directory, not a symlink, its owner and mode), then the
- * file opened without following a symlink and read. */
+/* safefile_read with the directory checked by lstat (trust->directory_by_lstat): a
+ * directory, not a symlink, its owner and mode; then the file opened without following a
+ * symlink, checked itself (fstat) and read. */
 static int read_checked_before(const char *path, const struct safefile_trust *trust, char *buf, size_t size,
 			       size_t *len, char *err, size_t err_size)
 {
@@ -227,8 +227,6 @@ static int read_checked_before(const char *path, const struct safefile_trust *tr
 	}
 	if (check_owner_mode(path, "its directory", &st, trust->owner, err, err_size) != 0)
 		return SAFEFILE_UNTRUSTED;
-	if (size <= trust->max_size || trust->checked_size > trust->max_size)
-		return larger_than_allowed(path, trust, err, err_size);
 	long opened = raw_syscall4(SYS_openat, AT_FDCWD, (long)path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0);
 	int fd = (int)opened;
 	if (opened < 0) {
@@ -237,9 +235,11 @@ static int read_checked_before(const char *path, const struct safefile_trust *tr
 							     : ": cannot open", NULL);
 		return e == ENOENT ? SAFEFILE_MISSING : e == ELOOP ? SAFEFILE_UNTRUSTED : SAFEFILE_IO_ERROR;
 	}
-	/* The size as checked: a file rewritten since to another size costs one read more. */
-	st.st_size = (off_t)trust->checked_size;
-	int status = read_bounded(fd, path, trust, &st, buf, len, err, err_size);
+	/* The opened file itself, checked again: its owner or mode may have changed since the
+	 * load's lstat (root may chown or chmod it). */
+	int status = check_opened(fd, path, trust, size, &st, err, err_size);
+	if (status == SAFEFILE_OK)
+		status = read_bounded(fd, path, trust, &st, buf, len, err, err_size);
 	raw_syscall4(SYS_close, fd, 0, 0, 0);
 	return status;
 }
@@ -249,7 +249,7 @@ int safefile_read(const char *path, const struct safefile_trust *trust, char *bu
 {
 	/* err is written only on a failure: the shim keeps it on a page of its own, which a
 	 * read that succeeds never touches. */
-	if (trust->checked_size && trust->check_directory)
+	if (trust->directory_by_lstat && trust->check_directory)
 		return read_checked_before(path, trust, buf, size, len, err, err_size);
 	int fd;
 	int status = open_for_reading(path, trust, &fd, err, err_size);

@@ -28,12 +28,11 @@ struct safefile_trust {
 	uid_t owner;        /* the file (and, with check_directory, its directory) must be owned by this uid */
 	int check_directory;/* also refuse a directory that is a symlink or is writable by group or others */
 	size_t max_size;    /* a larger file is not ours */
-	/* > 0: the file itself passed these checks by lstat a moment before (owner, mode, a
-	 * regular file, this size), and check_directory is set: the directory, checked here
-	 * by one lstat instead of being opened, lets nobody but its owner replace the file,
-	 * and only its owner can change the file's owner or mode. So it is opened (never
-	 * through a symlink) and read, not checked again: three system calls fewer. */
-	size_t checked_size;
+	/* With check_directory: the directory checked by one lstat (a directory, its owner and
+	 * mode) instead of being opened, fstat'ed and closed: two system calls fewer. The file
+	 * is then opened by its path, which an attacker could redirect only by replacing the
+	 * directory itself in its parent; the file's own checks (fstat) stand either way. */
+	int directory_by_lstat;
 };
 
 /* Reads the whole file into buf (size > trust->max_size, so a file that grew after the

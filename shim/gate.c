@@ -290,11 +290,33 @@ static _Atomic uint32_t phase ON_LOAD_PAGE;
  * The only thread (the C library says so: glibc's __libc_single_threaded) needs neither
  * its id nor the mark: with its signals blocked, no other thread of its process can come
  * to be, fork or find the claim held while it decides, and if it dies the process dies
- * with it; a vfork child that finds the claim held passes through, and never asks whether
- * the decider lives. Elsewhere (musl, threads) the id is asked and the page marked. */
+ * with it. Its claim is CLAIM_ONLY_THREAD and, in the low 32 bits, a deadline in seconds of
+ * CLOCK_MONOTONIC: the decider that a reader can find gone without its id is a vfork child
+ * that decided for its parent's address space and was killed mid-decision (the parent,
+ * suspended meanwhile, then finds the claim held), or a thread made by a raw clone, which
+ * the C library does not count; a reader that finds such a claim past its deadline (a
+ * decision at a read takes microseconds; one that measures, its budget) gives the
+ * decider up, as for a thread found gone. Elsewhere (musl, threads) the id is asked and
+ * the page marked. */
 #define CLAIM_GIVEN_UP ((uint64_t)1 << 32)
 #define CLAIM_ONLY_THREAD ((uint64_t)1 << 33)
+#define CLAIM_DEADLINE_MASK 0xffffffffu
+/* Seconds a decision by the only thread may take before a reader gives it up, beyond the
+ * estimate's budget where it measures. */
+enum { CLAIM_ONLY_THREAD_GRACE_S = 10 };
 extern char __libc_single_threaded __attribute__((weak));
+
+/* The only thread's claim: CLAIM_ONLY_THREAD and its deadline (above). A forced decision
+ * may measure: the estimate's budget, the calibration and the child's 5 ms on top. */
+static uint64_t only_thread_claim(bool may_measure)
+{
+	uint64_t seconds = CLAIM_ONLY_THREAD_GRACE_S;
+	if (may_measure)
+		seconds += (option_before_decision(OPT_ESTIMATE_BUDGET_US) + option_before_decision(OPT_CALIBRATE_US)) /
+			   1000000u + 1;
+	uint64_t deadline = refclock_now_ns(CLOCK_MONOTONIC) / 1000000000u + seconds;
+	return CLAIM_ONLY_THREAD | (deadline < CLAIM_DEADLINE_MASK ? deadline : CLAIM_DEADLINE_MASK);
+}
 
 /* True where the C library says no other thread was ever created in this process. */
 static bool only_thread(void)
@@ -376,11 +398,15 @@ static void give_up_after_dead_decider(void)
 static bool claimed_elsewhere(uint64_t claim)
 {
 	uint64_t seen = atomic_fetch_add_explicit(&reads_finding_claim, 1, memory_order_relaxed) + 1;
-	bool check = seen >= 1024 && (seen & (seen - 1)) == 0 && claim != CLAIM_GIVEN_UP && claim != CLAIM_ONLY_THREAD;
+	bool check = seen >= 1024 && (seen & (seen - 1)) == 0 && claim != CLAIM_GIVEN_UP;
+	bool gone = false;
+	if (check && (claim & CLAIM_ONLY_THREAD))
+		gone = refclock_now_ns(CLOCK_MONOTONIC) / 1000000000u > (claim & CLAIM_DEADLINE_MASK);
+	else if (check)
+		gone = raw_syscall4(SYS_tkill, (long)(claim & 0xffffffffu), 0, 0, 0) == -ESRCH;
 	/* Gone, undecided: the one reader that swaps the claim gives up for the process, and
 	 * dispatches its read again (the caller then takes the pass-through's direct path). */
-	if (check && raw_syscall4(SYS_tkill, (long)(claim & 0xffffffffu), 0, 0, 0) == -ESRCH && !gate_decided() &&
-	    atomic_compare_exchange_strong(record_decision_claim(), &claim, CLAIM_GIVEN_UP)) {
+	if (gone && !gate_decided() && atomic_compare_exchange_strong(record_decision_claim(), &claim, CLAIM_GIVEN_UP)) {
 		give_up_after_dead_decider();
 		return true;
 	}
@@ -537,7 +563,8 @@ static bool claim_and_decide(uint64_t read_number, uint64_t *held)
 	struct decision_call call = {read_number, false, false};
 	call.wiped_marked = alone ? atomic_load_explicit(&claim_page_wiped_by_kernel, memory_order_relaxed)
 				  : mark_claim_page();
-	uint64_t me = alone ? CLAIM_ONLY_THREAD : (uint64_t)raw_syscall4(SYS_gettid, 0, 0, 0, 0) & 0xffffffffu;
+	uint64_t me = alone ? only_thread_claim(read_number == 0)
+			    : (uint64_t)raw_syscall4(SYS_gettid, 0, 0, 0, 0) & 0xffffffffu;
 	uint64_t saved_mask;
 	bool blocked = signals_block_all(&saved_mask);
 	int cancel_state;

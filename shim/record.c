@@ -3,6 +3,7 @@
 
 #include "environment.h"
 #include "line.h"
+#include "vdso.h"
 #include "load_page.h"
 #include "say.h"
 
@@ -69,7 +70,6 @@ static AFTER_BSS struct {
 static struct {
 	bool system_passed;
 	bool cache_path_made;
-	uint64_t system_size;
 	char cache_path[256];
 } at_load ON_LOAD_PAGE;
 
@@ -98,11 +98,8 @@ const struct cache_file *record_system_file(const struct option_values *o)
 	const char *path = o->text[OPT_SYSTEM_RECORD];
 	if (path[0] != '/')
 		return NULL;
-	struct safefile_trust root = {.owner = 0, .check_directory = 1, .max_size = CACHE_MAX_SIZE};
-	/* The load's lstat checked the file itself, at this very path (the options are
-	 * copied at load; the default is the default). */
-	if (at_load.system_passed)
-		root.checked_size = (size_t)at_load.system_size;
+	struct safefile_trust root = {.owner = 0, .check_directory = 1, .max_size = CACHE_MAX_SIZE,
+				      .directory_by_lstat = 1};
 	int rc = cache_read(path, &root, buffers.file, sizeof buffers.file, &buffers.parsed,
 			    rare.err, sizeof rare.err);
 	if (rc != CACHE_OK) {
@@ -114,14 +111,19 @@ const struct cache_file *record_system_file(const struct option_values *o)
 }
 
 
-/* What a record's file must be, checked at load from one lstat, with no file read and no
- * clock read: a regular file (not a symlink), the owner's, readable by it and writable by
- * nobody else, of a size a record file can have, and not marked for a measurement (times
- * of 1970: record_mark_stale). Whether it is of this boot is its content's to say, at the
- * read (a file kept from an earlier boot makes that one process pass through, and is
- * marked). A file that fails here makes the process measure at load, before its threads
- * exist; the read then never measures. */
-LOAD_PATH static bool file_may_answer(const char *path, uid_t owner, uint64_t *size)
+/* What a record's file must be, checked at load from one lstat, with no file read: a
+ * regular file (not a symlink), the owner's, readable by it and writable by nobody else, of
+ * a size a record file can have, and not marked for a measurement (times of 1970:
+ * record_mark_stale). The machine-wide record must also have been written in this boot
+ * (boot_ns, where given: a second of slack for the clocks' rounding): a process cannot mark
+ * root's file, so one kept from an earlier boot on a persistent path would otherwise
+ * answer no read and let no start measure, all boot long. Whether a file is of this boot
+ * is its content's to say, at the read; the per-user cache, which a read that finds it of
+ * another boot marks, needs no clock read here. A file that fails here makes the process
+ * measure at load, before its threads exist; the read then never measures. */
+static uint64_t boot_wall_at_load(void);
+
+LOAD_PATH static bool file_may_answer(const char *path, uid_t owner, bool this_boot, uint64_t *size)
 {
 	struct stat st;
 	if (raw_syscall4(SYS_newfstatat, AT_FDCWD, (long)path, (long)&st, AT_SYMLINK_NOFOLLOW) != 0)
@@ -130,7 +132,24 @@ LOAD_PATH static bool file_may_answer(const char *path, uid_t owner, uint64_t *s
 	    (st.st_mode & (S_IWGRP | S_IWOTH)) || st.st_size <= 0 || st.st_size > CACHE_MAX_SIZE)
 		return false;
 	*size = (uint64_t)st.st_size;
-	return st.st_mtim.tv_sec > 0;
+	uint64_t written = (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec;
+	return st.st_mtim.tv_sec > 0 && (!this_boot || written + 1000000000ull >= boot_wall_at_load());
+}
+
+static char vdso_clock_name[] ON_LOAD_PAGE = "__vdso_clock_gettime";
+
+/* The boot's wall-clock time at load, REALTIME less BOOTTIME: through the vDSO (no system
+ * call; the reads of a process that reads a clock fault its pages in anyway), else (none,
+ * as under valgrind) the system calls. */
+LOAD_PATH static uint64_t boot_wall_at_load(void)
+{
+	typedef int vdso_clock_fn(clockid_t, struct timespec *);
+	vdso_clock_fn *fn = (vdso_clock_fn *)vdso_function(vdso_clock_name);
+	struct timespec boot, wall;
+	if (fn && fn(CLOCK_BOOTTIME, &boot) == 0 && fn(CLOCK_REALTIME, &wall) == 0)
+		return (uint64_t)wall.tv_sec * 1000000000ull + (uint64_t)wall.tv_nsec -
+		       ((uint64_t)boot.tv_sec * 1000000000ull + (uint64_t)boot.tv_nsec);
+	return kernel_clock_ns(CLOCK_REALTIME) - kernel_clock_ns(CLOCK_BOOTTIME);
 }
 
 /* The suffix of this build's cache beside another build's (cache_format_sibling). */
@@ -141,7 +160,8 @@ static char format_suffix[] ON_LOAD_PAGE = ".v" STRINGIFY(CACHE_FORMAT_VERSION);
 /* On the load path: no libc call (raw_syscall.h), no string constant off the load page. */
 LOAD_PATH bool record_may_answer(const char *system, const char *option, const char *xdg_runtime_dir)
 {
-	if (system[0] == '/' && file_may_answer(system, 0, &at_load.system_size)) {
+	uint64_t size;
+	if (system[0] == '/' && file_may_answer(system, 0, true, &size)) {
 		at_load.system_passed = true;
 		return true;
 	}
@@ -171,8 +191,7 @@ LOAD_PATH bool record_may_answer(const char *system, const char *option, const c
 				break;
 		at_load.cache_path_made = true;
 	}
-	uint64_t size;
-	if (file_may_answer(option, euid, &size))
+	if (file_may_answer(option, euid, false, &size))
 		return true;
 	/* Where the cache holds another build's format, this build's records are beside it
 	 * (record_cache_file); its load finds them there. One lstat more, only where the
@@ -185,7 +204,7 @@ LOAD_PATH bool record_may_answer(const char *system, const char *option, const c
 		return false;
 	for (size_t i = 0; i < sizeof format_suffix; i++)
 		sibling[n + i] = format_suffix[i];
-	return file_may_answer(sibling, euid, &size);
+	return file_may_answer(sibling, euid, false, &size);
 }
 
 static char boot_id_path[] ON_LOAD_PAGE = "/proc/sys/kernel/random/boot_id";

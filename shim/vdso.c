@@ -3,6 +3,8 @@
  * against the bounds the headers give before it is followed. */
 #include "vdso.h"
 
+#include "load_page.h"
+
 #include <elf.h>
 #include <link.h>
 #include <stdbool.h>
@@ -20,7 +22,10 @@ struct vdso_tables {
 	size_t symbol_count, strings_size;
 };
 
-static bool in_image(uintptr_t base, uintptr_t address, size_t size)
+/* On the load path (load_page.h): the load reads the boot's time through the vDSO, where
+ * a machine-wide record passed its other checks. No libc call but getauxval, no constant
+ * off the load page. */
+LOAD_PATH static bool in_image(uintptr_t base, uintptr_t address, size_t size)
 {
 	return address >= base && size <= VDSO_MAX_BYTES && address - base <= VDSO_MAX_BYTES - size;
 }
@@ -28,10 +33,11 @@ static bool in_image(uintptr_t base, uintptr_t address, size_t size)
 /* The symbol and string tables the dynamic section names, relocated to where the image
  * is loaded. False where it has no SysV hash table (the symbol count) or any table falls
  * outside the image. */
-static bool vdso_tables(uintptr_t base, struct vdso_tables *out)
+LOAD_PATH static bool vdso_tables(uintptr_t base, struct vdso_tables *out)
 {
 	const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)base;
-	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+	if (eh->e_ident[EI_MAG0] != ELFMAG0 || eh->e_ident[EI_MAG1] != ELFMAG1 || eh->e_ident[EI_MAG2] != ELFMAG2 ||
+	    eh->e_ident[EI_MAG3] != ELFMAG3 || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
 	    eh->e_phentsize != sizeof(ElfW(Phdr)) || !in_image(base, base + eh->e_phoff, eh->e_phnum * sizeof(ElfW(Phdr))))
 		return false;
 	const ElfW(Phdr) *ph = (const ElfW(Phdr) *)(base + eh->e_phoff);
@@ -66,17 +72,28 @@ static bool vdso_tables(uintptr_t base, struct vdso_tables *out)
 	return true;
 }
 
-void *vdso_function_at(uintptr_t base, const char *name)
+/* The first size bytes at a and b are the same. */
+LOAD_PATH static bool same_bytes(const char *a, const char *b, size_t size)
+{
+	for (size_t i = 0; i < size; i++)
+		if (a[i] != b[i])
+			return false;
+	return true;
+}
+
+LOAD_PATH void *vdso_function_at(uintptr_t base, const char *name)
 {
 	struct vdso_tables t;
 	if (!base || !vdso_tables(base, &t))
 		return NULL;
-	size_t name_size = strlen(name) + 1;
+	size_t name_size = 1;
+	while (name[name_size - 1])
+		name_size++;
 	for (size_t i = 0; i < t.symbol_count; i++) {
 		const ElfW(Sym) *s = &t.symbols[i];
 		if (ELF64_ST_TYPE(s->st_info) != STT_FUNC || ELF64_ST_BIND(s->st_info) != STB_GLOBAL ||
 		    s->st_shndx == SHN_UNDEF || s->st_name >= t.strings_size ||
-		    t.strings_size - s->st_name < name_size || memcmp(t.strings + s->st_name, name, name_size) != 0)
+		    t.strings_size - s->st_name < name_size || !same_bytes(t.strings + s->st_name, name, name_size))
 			continue;
 		uintptr_t address = t.load_offset + s->st_value;
 		return in_image(base, address, 1) ? (void *)address : NULL;
@@ -84,7 +101,7 @@ void *vdso_function_at(uintptr_t base, const char *name)
 	return NULL;
 }
 
-void *vdso_function(const char *name)
+LOAD_PATH void *vdso_function(const char *name)
 {
 	return vdso_function_at(getauxval(AT_SYSINFO_EHDR), name);
 }

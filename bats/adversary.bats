@@ -64,11 +64,11 @@ damage_between_load_and_read() { # DAMAGE ENV...
 	output=$(cat "$sync/out")
 }
 
-@test "adversary: BUG: a machine-wide record kept from an earlier boot never lets a start measure: every process passes through for the whole boot" {
+@test "adversary: a machine-wide record kept from an earlier boot fails the load's check, and the start measures (before: every process passed through all boot)" {
 	# The load's check used to find such a file older than the boot (its mtime) and
 	# measure there; now it asks only that the mtime is not 0, so the record passes the
 	# load, fails at the read (another boot), and only the per-user cache is marked,
-	# which the load never looks at while the machine-wide record passes. Fails: the
+	# which the load never looks at while the machine-wide record passes. Failed (22d5a08..7ed1e1e): the
 	# second and every later start say "passing through: no record answers".
 	require_reliable_here
 	save_record_here
@@ -89,12 +89,12 @@ damage_between_load_and_read() { # DAMAGE ENV...
 	[[ "$output" == *"measured now"* || "$output" == *"from the cache"* ]]
 }
 
-@test "adversary: BUG: a machine-wide record whose owner or mode changed between the load and the read is trusted" {
+@test "adversary: a machine-wide record whose owner or mode changed between the load and the read is not trusted" {
 	# record_system_file passes the load's lstat on to safefile_read (checked_size), which
 	# then opens and reads the file without fstat: a file that root handed to another user
 	# (chown), made writable by others (chmod), or replaced by another user's file (a
 	# rename, which keeps the owner) after this process loaded, however long ago, is read
-	# and trusted at the read. Fails: "serving from the TSC ... from the machine-wide record".
+	# and trusted at the read. Failed before the fstat came back: "serving from the TSC ... from the machine-wide record".
 	require_reliable_here
 	save_record_here
 	cp -p "$record" "$BATS_TEST_TMPDIR/good"
@@ -165,7 +165,7 @@ damage_between_load_and_read() { # DAMAGE ENV...
 	[[ "$output" == *"passing through: no record answers"* ]]
 }
 
-@test "adversary: BUG: a vfork child killed while it decides for a single-threaded process: the parent never gives the decider up" {
+@test "adversary: a vfork child killed while it decides for a single-threaded process: the parent gives the decider up" {
 	# claim_and_decide claims with CLAIM_ONLY_THREAD where __libc_single_threaded is set,
 	# and claimed_elsewhere never checks such a claim. A vfork child shares the memory and
 	# the flag: when it dies mid-decision (here a seccomp filter of its own at the record's
@@ -173,7 +173,7 @@ damage_between_load_and_read() { # DAMAGE ENV...
 	# passes through, undecided for life (status decided=0, "a decision was still under
 	# way at exit"), two atomic additions on shared lines at every read. With a thread id
 	# in the claim it gives the decider up at the 1024th read (bats/decide.bats,
-	# kill-decider). Fails: decided=0.
+	# kill-decider). Failed before the only thread's claim could be found gone: decided=0.
 	require_reliable_here
 	warm_cache
 	run env TSCSHIM_STATS=stderr TSCSHIM_VERBOSE=1 LD_PRELOAD="$SHIM" "$ADVERSARY" vfork-decider-killed "$BOUND"
@@ -183,7 +183,7 @@ damage_between_load_and_read() { # DAMAGE ENV...
 	[[ "$output" == *"vfork-decider-killed: decided=1 "* ]]
 }
 
-@test "adversary: BUG: the status query, async-signal-safe, from a handler inside malloc in a process with threads, hangs where it must measure" {
+@test "adversary: the status query from a handler inside malloc, in a process with threads, returns: it measures nothing there" {
 	# tscshim.h says tscshim_status is async-signal-safe. A query that forces a decision
 	# which measures (a record passed the load and fails at the read: here a corrupt cache
 	# with a fresh mtime) calls the estimator's fork() (calib/estimate_child.c,
@@ -192,7 +192,7 @@ damage_between_load_and_read() { # DAMAGE ENV...
 	# interrupted malloc holding one, so the process waits for itself for ever. Not new
 	# with the decision in one read. Single-threaded it returns (the estimator's child
 	# inherits the held lock and is killed at its deadline); with an idle thread it never
-	# returns. Fails: exit 124 from timeout.
+	# returns. Failed while such a query measured: exit 124 from timeout.
 	require_reliable_here
 	require_command timeout coreutils
 	local mode

@@ -294,9 +294,9 @@ static _Atomic uint32_t phase ON_LOAD_PAGE;
  * CLOCK_MONOTONIC: the decider that a reader can find gone without its id is a vfork child
  * that decided for its parent's address space and was killed mid-decision (the parent,
  * suspended meanwhile, then finds the claim held), or a thread made by a raw clone, which
- * the C library does not count; a reader that finds such a claim past its deadline (a
- * decision at a read takes microseconds; one that measures, its budget) gives the
- * decider up, as for a thread found gone. Elsewhere (musl, threads) the id is asked and
+ * the C library does not count; a reader that is the only thread, or that finds such a
+ * claim past its deadline (a decision at a read takes microseconds; one that measures, its
+ * budget), gives the decider up, as for a thread found gone. Elsewhere (musl, threads) the id is asked and
  * the page marked. */
 #define CLAIM_GIVEN_UP ((uint64_t)1 << 32)
 #define CLAIM_ONLY_THREAD ((uint64_t)1 << 33)
@@ -400,8 +400,11 @@ static bool claimed_elsewhere(uint64_t claim)
 	uint64_t seen = atomic_fetch_add_explicit(&reads_finding_claim, 1, memory_order_relaxed) + 1;
 	bool check = seen >= 1024 && (seen & (seen - 1)) == 0 && claim != CLAIM_GIVEN_UP;
 	bool gone = false;
+	/* A reader that is the only thread itself finds the only thread's claim held by no
+	 * one: it was not made on this thread (no handler runs inside a decision), so by a
+	 * vfork child, which is gone once the parent runs again. */
 	if (check && (claim & CLAIM_ONLY_THREAD))
-		gone = refclock_now_ns(CLOCK_MONOTONIC) / 1000000000u > (claim & CLAIM_DEADLINE_MASK);
+		gone = only_thread() || refclock_now_ns(CLOCK_MONOTONIC) / 1000000000u > (claim & CLAIM_DEADLINE_MASK);
 	else if (check)
 		gone = raw_syscall4(SYS_tkill, (long)(claim & 0xffffffffu), 0, 0, 0) == -ESRCH;
 	/* Gone, undecided: the one reader that swaps the claim gives up for the process, and
@@ -514,6 +517,17 @@ static const struct option_values *step1_options(struct decision_result *r)
 	return NULL;
 }
 
+/* Whether a forced decision may measure: a cold start at load always (no thread of the
+ * program runs yet); a status query only where the C library does not say other threads
+ * exist. The estimator's fork is libc's (it must run the host's fork handlers), and glibc's
+ * fork takes malloc's locks where threads exist: a query made in a signal handler that
+ * interrupted malloc would wait for itself for ever (tscshim_status is async-signal-safe).
+ * Such a query passes through instead, and the next start measures at load. */
+static bool may_measure_now(void)
+{
+	return decided_at_load || !(&__libc_single_threaded && !__libc_single_threaded);
+}
+
 /* What a claim of the decision was made for: a read (its number), or 0 for a forced
  * decision (at load, a status query), which may measure. On the claimer's stack: the
  * decision writes no data page of the gate's but the published result (on the load page). */
@@ -536,7 +550,7 @@ static void decide_on_own_stack(void *arg)
 	if (o) {
 		struct decision_setup setup = {
 			.o = o,
-			.may_measure = call->read_number == 0,
+			.may_measure = call->read_number == 0 && may_measure_now(),
 			.boot_unknown = boot_unknown,
 			.signals_blocked = call->signals_blocked,
 			.wiped_marked = call->wiped_marked,

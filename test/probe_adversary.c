@@ -158,9 +158,12 @@ static void on_sigsys(int sig, siginfo_t *info, void *ctx)
 {
 	(void)sig;
 	(void)info;
-	/* brk refused: malloc falls back to mmap, and goes on. */
+	/* brk refused: the kernel's brk answers a refusal with a break below the one asked for
+	 * (glibc's wrapper reads it as the new break, and fails where it is lower; -ENOMEM
+	 * would read as a break far above, and sysmalloc would use it), so 0; malloc then falls
+	 * back to mmap, and goes on. */
 	ucontext_t *uc = ctx;
-	uc->uc_mcontext.gregs[REG_RAX] = -ENOMEM;
+	uc->uc_mcontext.gregs[REG_RAX] = 0;
 	if (trapped++)
 		return;
 	static const char msg[] = "status-in-malloc: in the handler, inside malloc; asking the status\n";

@@ -174,7 +174,7 @@ static void on_sigsys(int sig, siginfo_t *info, void *ctx)
 }
 #endif
 
-static void *idle(void *arg)
+static __attribute__((unused)) void *idle(void *arg)
 {
 	(void)arg;
 	pause();

@@ -72,9 +72,9 @@ smallest_altstack() {
 	[ "$calls" -le 10 ]
 }
 
-@test "decide: a handler that jumps out of the reads that prepare and make the decision leaves no claim held" {
+@test "decide: a handler that jumps out of the reads around and at the decision leaves no claim held" {
 	# A 50 us interval timer whose handler siglongjmps out of whichever read it interrupts.
-	# A signal held back during a part is delivered when the mask is restored: before,
+	# A signal held back during the decision is delivered when the mask is restored: before,
 	# that came while the claim was still held by the (live) reading thread, so every
 	# later read passed through and the process never decided (40 of 40 runs).
 	require_reliable

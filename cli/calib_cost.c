@@ -46,16 +46,6 @@ static uint64_t block(read_fn *fn, int n)
 	return after > before ? after - before : 0;
 }
 
-static uint64_t floor_block(floor_fn *fn, int n)
-{
-	struct timespec ts;
-	floor_renew();
-	uint64_t before = counter_read_ordered();
-	for (int i = 0; i < n; i++)
-		fn(&ts);
-	uint64_t after = counter_read_ordered();
-	return after > before ? after - before : 0;
-}
 
 
 /* ns per call of the median block, the timer's median cost taken off. */

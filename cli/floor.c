@@ -201,8 +201,7 @@ floor_tv_fn *floor_reader_tv(int plan)
 	return floor_plan_valid(plan) ? readers_tv[plan] : NULL;
 }
 
-/* Ticks for n reads, the timer's two ordered reads included (shim/cost.c's block). */
-static uint64_t block(floor_fn *fn, int n)
+uint64_t floor_block(floor_fn *fn, int n)
 {
 	struct timespec ts;
 	floor_renew();
@@ -222,11 +221,11 @@ int floor_plan_for(bool fenced, int shim_plan)
 	uint64_t ticks[FENCED_PLANS][ROUNDS], cost[FLOOR_PLANS] = {0};
 	for (int p = 0; p < FENCED_PLANS; p++) /* a first round, not counted: caches */
 		if (has_rdtscp || (fenced_plans[p] & 3) != COUNTER_READ_RDTSCP)
-			block(readers[fenced_plans[p]], CALLS);
+			floor_block(readers[fenced_plans[p]], CALLS);
 	for (int r = 0; r < ROUNDS; r++)
 		for (int p = 0; p < FENCED_PLANS; p++)
 			ticks[p][r] = has_rdtscp || (fenced_plans[p] & 3) != COUNTER_READ_RDTSCP
-					      ? block(readers[fenced_plans[p]], CALLS) : 0;
+					      ? floor_block(readers[fenced_plans[p]], CALLS) : 0;
 	for (int p = 0; p < FENCED_PLANS; p++)
 		if (ticks[p][0]) /* measured: the median block, at least 1 (0 is "not measured") */
 			cost[fenced_plans[p]] = samples_median_ticks(ticks[p], ROUNDS) + 1;

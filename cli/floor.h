@@ -54,6 +54,10 @@ void floor_renew(void);
 typedef int floor_fn(struct timespec *ts);
 typedef int floor_tv_fn(struct timeval *tv);
 floor_fn *floor_reader(int plan);
+
+/* Ticks for n calls of fn, the form renewed first and the timer's two ordered reads
+ * included (shim/cost.c's block). */
+uint64_t floor_block(floor_fn *fn, int n);
 floor_tv_fn *floor_reader_tv(int plan);
 
 /* The plan for a floor beside a shim that serves with shim_plan (FLOOR_NO_PLAN: none):

@@ -22,6 +22,7 @@
  * Each value is bracketed by two reads of the kernel's CLOCK_MONOTONIC through the system
  * call. Exit 1 on any value outside its bracket, 2 on a set-up failure. */
 #define _GNU_SOURCE
+#include "checked_read.h"
 #include "kernel_ns.h"
 
 #include "tscshim.h"
@@ -47,23 +48,6 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-static int64_t bound_ns;
-static long violations;
-static int64_t worst_ns;
-
-static void checked_read(void)
-{
-	struct timespec ts;
-	int64_t before = kernel_ns(CLOCK_MONOTONIC);
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	int64_t after = kernel_ns(CLOCK_MONOTONIC);
-	int64_t v = ns_of(&ts);
-	int64_t off = v < before ? before - v : v > after ? v - after : 0;
-	if (off > worst_ns)
-		worst_ns = off;
-	if (off > bound_ns)
-		violations++;
-}
 
 typedef int status_fn(struct tscshim_status *, size_t);
 static status_fn *status_query;
@@ -83,12 +67,6 @@ static void print_status(const char *what)
 	       st.from_cache, st.reason);
 }
 
-static int report(const char *what)
-{
-	printf("%s: violations=%ld worst_ns=%lld bound_ns=%lld\n", what, violations, (long long)worst_ns,
-	       (long long)bound_ns);
-	return violations ? 1 : 0;
-}
 
 /* ---- wait-go ---- */
 

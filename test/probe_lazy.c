@@ -62,6 +62,7 @@
  * Each value is bracketed by two reads of the kernel's CLOCK_MONOTONIC through the
  * system call, which no preload reaches. Exit 1 on any value outside its bracket. */
 #define _GNU_SOURCE
+#include "checked_read.h"
 #include "kernel_ns.h"
 
 #include "test_points.h"
@@ -91,25 +92,6 @@
 #include <time.h>
 #include <unistd.h>
 
-static int64_t bound_ns;
-static _Atomic long violations;
-static _Atomic int64_t worst_ns;
-
-/* One served read between two kernel reads: how far outside [before, after] it lies. */
-static void checked_read(void)
-{
-	struct timespec ts;
-	int64_t before = kernel_ns(CLOCK_MONOTONIC);
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	int64_t after = kernel_ns(CLOCK_MONOTONIC);
-	int64_t v = ns_of(&ts);
-	int64_t off = v < before ? before - v : v > after ? v - after : 0;
-	int64_t seen = atomic_load(&worst_ns);
-	while (off > seen && !atomic_compare_exchange_weak(&worst_ns, &seen, off))
-		;
-	if (off > bound_ns)
-		atomic_fetch_add(&violations, 1);
-}
 
 /* PROBE_READS_FIRST's reads, on the calling thread. */
 static void reads_first(void)
@@ -223,12 +205,6 @@ static void shim_status(struct tscshim_status *st)
 		fn(st, sizeof *st);
 }
 
-static int report(const char *what)
-{
-	printf("%s: violations=%ld worst_ns=%lld bound_ns=%lld\n", what, (long)atomic_load(&violations),
-	       (long long)atomic_load(&worst_ns), (long long)bound_ns);
-	return atomic_load(&violations) ? 1 : 0;
-}
 
 /* A thread runs `holder` (whose decision is held at its first claim); meanwhile the main
  * thread forks a child that makes child_reads checked reads, then both report as

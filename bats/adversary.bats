@@ -211,14 +211,7 @@ damage_between_load_and_read() { # DAMAGE ENV...
 	# symlink). Would fail where any of them followed it: the victim's content or mtime
 	# changes.
 	require_reliable_here
-	python3 - "$TSCSHIM_CACHE" <<'PY'
-import sys
-body = b"tscshim-cache 5\nboot_id=another-build\n"
-h = 0xcbf29ce484222325
-for b in body:
-    h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
-open(sys.argv[1], "wb").write(body + b"checksum=%016x\n" % h)
-PY
+	write_other_format_cache "$TSCSHIM_CACHE"
 	echo "victim: not a cache" >"$BATS_TEST_TMPDIR/victim"
 	touch -d @1600000000 "$BATS_TEST_TMPDIR/victim"
 	ln -s "$BATS_TEST_TMPDIR/victim" "$TSCSHIM_CACHE.v8"
@@ -243,14 +236,7 @@ PY
 	while [ ${#long} -lt 300 ]; do long="$long/dddddddddddddddddddddddddddddd"; done
 	mkdir -p "$long"
 	export TSCSHIM_CACHE="$long/cache"
-	python3 - "$TSCSHIM_CACHE" <<'PY'
-import sys
-body = b"tscshim-cache 5\nboot_id=another-build\n"
-h = 0xcbf29ce484222325
-for b in body:
-    h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
-open(sys.argv[1], "wb").write(body + b"checksum=%016x\n" % h)
-PY
+	write_other_format_cache "$TSCSHIM_CACHE"
 	local i
 	for i in 1 2 3; do
 		run env TSCSHIM_VERBOSE=1 LD_PRELOAD="$SHIM" "$PROBE" loop 5

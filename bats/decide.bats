@@ -474,15 +474,7 @@ most_calls_over_floor() { # ENV...
 	require_reliable
 	warm_cache
 	# Another build's file at the cache's path (its format, its checksum).
-	python3 - "$TSCSHIM_CACHE" <<'PY'
-import sys
-path = sys.argv[1]
-body = b"tscshim-cache 5\nboot_id=another-build\n"
-h = 0xcbf29ce484222325
-for b in body:
-    h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
-open(path, "wb").write(body + b"checksum=%016x\n" % h)
-PY
+	write_other_format_cache "$TSCSHIM_CACHE"
 	cp "$TSCSHIM_CACHE" "$BATS_TEST_TMPDIR/theirs"
 	# This build's first start beside it finds none of its own there: it passes through
 	# once, and marks the files for a measurement at the next start's load.

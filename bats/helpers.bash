@@ -78,6 +78,19 @@ open(path, "wb").write(body + b"checksum=%016x\n" % h)
 EOF
 }
 
+# Another build's per-user cache at PATH: a well-marked file of an older format (5), its
+# checksum right, as that build writes it.
+write_other_format_cache() { # PATH
+	python3 - "$1" <<'PY'
+import sys
+body = b"tscshim-cache 5\nboot_id=another-build\n"
+h = 0xcbf29ce484222325
+for b in body:
+    h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+open(sys.argv[1], "wb").write(body + b"checksum=%016x\n" % h)
+PY
+}
+
 # The machine-wide record as `tscshim calib --save` writes it at boot, in a directory of the
 # test's own, root's and readable by all: sets $record (skips where the test is not root).
 save_record_for_test() {

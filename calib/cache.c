@@ -490,16 +490,26 @@ int cache_find(const struct cache_file *file, const struct cache_key *key)
 	return superset;
 }
 
+int cache_costs_of_build(const struct cache_record *rec, uint64_t build, const struct cache_costs **out, int room)
+{
+	int n = 0;
+	for (int i = 0; rec && build && i < CACHE_COSTS_MAX && n < room; i++) {
+		const struct cache_costs *c = &rec->costs[i];
+		if (c->build == build && c->kernel_ps && c->syscall_ps && c->fenced_ps && c->unfenced_ps)
+			out[n++] = c;
+	}
+	return n;
+}
+
 const struct cache_costs *cache_costs_of(const struct cache_record *rec, uint64_t build, const char *clocksource)
 {
-	for (int i = 0; rec && build && i < CACHE_COSTS_MAX; i++) {
-		const struct cache_costs *c = &rec->costs[i];
+	const struct cache_costs *sets[CACHE_COSTS_MAX];
+	int n = cache_costs_of_build(rec, build, sets, CACHE_COSTS_MAX);
+	for (int i = 0; i < n; i++)
 		/* A process that cannot tell its clocksource (no /sys in a minimal container)
 		 * takes the newest set of its build: the record is of this boot. */
-		bool of_clocksource = !clocksource[0] || strcmp(c->clocksource, clocksource) == 0;
-		if (c->build == build && of_clocksource && c->kernel_ps && c->syscall_ps && c->fenced_ps && c->unfenced_ps)
-			return c;
-	}
+		if (!clocksource[0] || strcmp(sets[i]->clocksource, clocksource) == 0)
+			return sets[i];
 	return NULL;
 }
 

@@ -205,6 +205,10 @@ void cache_insert(struct cache_file *file, const struct cache_record *rec);
  * clocksource "" (the caller cannot tell which it is): the newest set of build. */
 const struct cache_costs *cache_costs_of(const struct cache_record *rec, uint64_t build, const char *clocksource);
 
+/* Pure: the record's complete sets of costs of build (all four measured), newest first,
+ * into out (room entries at most). Returns how many; 0 for a NULL record. */
+int cache_costs_of_build(const struct cache_record *rec, uint64_t build, const struct cache_costs **out, int room);
+
 /* Pure: puts c first among the record's costs: it replaces the set of the same build and
  * clocksource; another's is kept (glibc's and musl's side by side, or one build's under
  * two clocksources), the oldest dropped beyond CACHE_COSTS_MAX. */

@@ -208,7 +208,7 @@ static int read_bounded(int fd, const char *path, const struct safefile_trust *t
 /* safefile_read with the directory checked by lstat (trust->directory_by_lstat): a
  * directory, not a symlink, its owner and mode; then the file opened without following a
  * symlink, checked itself (fstat) and read. */
-static int read_checked_before(const char *path, const struct safefile_trust *trust, char *buf, size_t size,
+static int read_with_directory_lstat(const char *path, const struct safefile_trust *trust, char *buf, size_t size,
 			       size_t *len, char *err, size_t err_size)
 {
 	char dir[SAFEFILE_PATH_MAX];
@@ -250,7 +250,7 @@ int safefile_read(const char *path, const struct safefile_trust *trust, char *bu
 	/* err is written only on a failure: the shim keeps it on a page of its own, which a
 	 * read that succeeds never touches. */
 	if (trust->directory_by_lstat && trust->check_directory)
-		return read_checked_before(path, trust, buf, size, len, err, err_size);
+		return read_with_directory_lstat(path, trust, buf, size, len, err, err_size);
 	int fd;
 	int status = open_for_reading(path, trust, &fd, err, err_size);
 	if (status != SAFEFILE_OK)

@@ -27,8 +27,8 @@
  * Each step is a function below, named after it, taking what it needs and returning what
  * the next needs, and writing only the decision under way (struct decision). Nothing
  * here runs at a read but look-ups: the estimator and the cost measurement only in a
- * forced decision. A decision at a read that finds the machine-wide record makes four
- * system calls (its directory's lstat, open, read, close) and reads nothing under /proc
+ * forced decision. A decision at a read that finds the machine-wide record makes five
+ * system calls (its directory's lstat, open, fstat, read, close) and reads nothing under /proc
  * or /sys unless one of the questions above is ambiguous. Buffers live in static storage:
  * one decision runs at a time in an address space (the gate's claim). */
 #define _GNU_SOURCE
@@ -422,28 +422,18 @@ static clockid_t cost_clock(uint32_t served)
 
 static void text_add_ps(struct text *t, uint64_t ps);
 
-/* The costs of this build in a record, complete, newest first, into out. Returns how many. */
-static int costs_of_build(const struct cache_record *rec, uint64_t build, const struct cache_costs **out, int room)
-{
-	int n = 0;
-	for (int i = 0; rec && i < CACHE_COSTS_MAX && n < room; i++) {
-		const struct cache_costs *c = &rec->costs[i];
-		if (c->build == build && c->kernel_ps && c->syscall_ps && c->fenced_ps && c->unfenced_ps)
-			out[n++] = c;
-	}
-	return n;
-}
-
-/* Among candidates (this build's), the set measured under the kernel's clock as it is
- * now, or NULL: the set whose kernel figure agrees with a few calls timed now (the
+/* Among the costs rec keeps for this build, the set measured under the kernel's clock as
+ * it is now, or NULL: the set whose kernel figure agrees with a few calls timed now (the
  * nearest); where none agrees (another clocksource, or a host busier or slower than when
  * they were measured), the one measured under the clocksource /sys names now ("" where
- * /sys cannot tell: the newest). Either way the kernel's clock must still be read the way
- * the set says, vDSO or system call (another interposer may have changed it).
- * TSCSHIM_REQUIRE_TSC_CLOCKSOURCE read the name already: it decides. */
-static const struct cache_costs *costs_for_kernel_now(struct decision *d, const struct cache_costs *const *candidates,
-						      int n)
+ * /sys cannot tell: the newest; cache_costs_of). Either way the kernel's clock must still
+ * be read the way the set says, vDSO or system call (another interposer may have changed
+ * it). TSCSHIM_REQUIRE_TSC_CLOCKSOURCE read the name already: it decides. */
+static const struct cache_costs *costs_for_kernel_now(struct decision *d, const struct cache_record *rec,
+						      uint64_t build)
 {
+	const struct cache_costs *candidates[CACHE_COSTS_MAX];
+	int n = cache_costs_of_build(rec, build, candidates, CACHE_COSTS_MAX);
 	if (n == 0)
 		return NULL;
 	uint64_t now_ps = cost_kernel_now_ps(cost_clock(d->r.served), d->r.rate_millihz);
@@ -469,14 +459,9 @@ static const struct cache_costs *costs_for_kernel_now(struct decision *d, const 
 	}
 	if (best)
 		return best;
-	const char *clocksource = read_clocksource(d);
-	for (int i = 0; i < n; i++) {
-		const struct cache_costs *c = candidates[i];
-		struct cost_ps as_ps = {.kernel = c->kernel_ps, .syscall = c->syscall_ps};
-		if ((!clocksource[0] || strcmp(c->clocksource, clocksource) == 0) && cost_still_applies(now_ps, &as_ps))
-			return c;
-	}
-	return NULL;
+	const struct cache_costs *named = cache_costs_of(rec, build, read_clocksource(d));
+	struct cost_ps as_ps = {.kernel = named ? named->kernel_ps : 0, .syscall = named ? named->syscall_ps : 0};
+	return named && cost_still_applies(now_ps, &as_ps) ? named : NULL;
 }
 
 /* Step 7: the costs a record keeps (the one the verdict came from; where that is the
@@ -488,14 +473,13 @@ static bool step7_record_costs(struct decision *d, const struct cache_record *re
 	struct decision_result *r = &d->r;
 	uint64_t build = shim_build_id();
 	r->cost_build = build;
-	const struct cache_costs *candidates[CACHE_COSTS_MAX];
-	int n = costs_of_build(rec, build, candidates, CACHE_COSTS_MAX);
-	if (n == 0 && d->found.source == TSCSHIM_SOURCE_SYSTEM_RECORD && d->found.cache_path) {
-		n = costs_of_build(answer_in(d, record_cache_file(d->found.cache_path)), build, candidates,
-				   CACHE_COSTS_MAX);
+	const struct cache_costs *any[CACHE_COSTS_MAX];
+	if (cache_costs_of_build(rec, build, any, CACHE_COSTS_MAX) == 0 &&
+	    d->found.source == TSCSHIM_SOURCE_SYSTEM_RECORD && d->found.cache_path) {
+		rec = answer_in(d, record_cache_file(d->found.cache_path));
 		d->lookup_failed = NULL; /* the verdict stands without them */
 	}
-	const struct cache_costs *c = costs_for_kernel_now(d, candidates, n);
+	const struct cache_costs *c = costs_for_kernel_now(d, rec, build);
 	if (!c) {
 		r->cost = (struct cost_ps){0};
 		return false;

@@ -17,9 +17,9 @@
 
 /* The machine-wide record's file as read now (in the buffer record_cache_file reads into
  * too: a record kept from it is copied first), or NULL (missing, untrusted, corrupt, said
- * at TSCSHIM_VERBOSE=2, at 1 when not missing). Where the load's check passed it (and the
- * process decides at a read), it is read with four system calls: its directory's lstat, an
- * open, a read, a close (the load's lstat of the file stands for the file's own checks). */
+ * at TSCSHIM_VERBOSE=2, at 1 when not missing). Five system calls: its directory's lstat
+ * (root's, writable by nobody else), an open (no symlink), an fstat (root's file, writable
+ * by nobody else), a read, a close. */
 const struct cache_file *record_system_file(const struct option_values *o);
 
 /* Whether the machine-wide record passed the load's checks: a read looks at it only then

@@ -307,6 +307,28 @@ static void costs_of_two_builds(void)
 	CHECK_EQ_U64(cache.record[0].costs[0].build, 7); /* the newest first */
 }
 
+/* A build's complete sets, newest first; an incomplete set, another build's, a full out, or
+ * no record give fewer. */
+static void costs_of_a_build_newest_first(void)
+{
+	struct cache_record r = sample();
+	const struct cache_costs *out[CACHE_COSTS_MAX];
+	uint64_t build = 18000000000000000001ull;
+	CHECK_EQ_U64(cache_costs_of_build(&r, build, out, CACHE_COSTS_MAX), 1);
+	CHECK(out[0] == &r.costs[0]);
+	struct cache_costs kvm = r.costs[0];
+	kvm.kernel_ps = 26000;
+	strcpy(kvm.clocksource, "kvm-clock");
+	cache_costs_keep(&r, &kvm);
+	CHECK_EQ_U64(cache_costs_of_build(&r, build, out, CACHE_COSTS_MAX), 2);
+	CHECK(out[0]->kernel_ps == 26000 && out[1]->kernel_ps == 23400);
+	CHECK_EQ_U64(cache_costs_of_build(&r, build, out, 1), 1);
+	CHECK_EQ_U64(cache_costs_of_build(&r, 7, out, CACHE_COSTS_MAX), 0);
+	r.costs[1].fenced_ps = 0; /* not all four measured */
+	CHECK_EQ_U64(cache_costs_of_build(&r, build, out, CACHE_COSTS_MAX), 1);
+	CHECK_EQ_U64(cache_costs_of_build(NULL, build, out, CACHE_COSTS_MAX), 0);
+}
+
 static void format_is_the_documented_text(void)
 {
 	struct cache_file f = one(sample());
@@ -1035,6 +1057,7 @@ int main(void)
 	RUN(round_trip);
 	RUN(round_trip_extremes);
 	RUN(format_is_the_documented_text);
+	RUN(costs_of_a_build_newest_first);
 	RUN(costs_of_two_builds);
 	RUN(costs_of_a_clocksource);
 	RUN(missing_file);

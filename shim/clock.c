@@ -69,11 +69,8 @@ static uint64_t kernel_read_step_ns ON_LOAD_PAGE; /* a kernel read raises the fl
  * only after announcing the newer state here. */
 static _Atomic uint64_t shadow_state ON_LOAD_PAGE, shadow_floor ON_LOAD_PAGE;
 
-static _Atomic uint64_t resyncs ON_LOAD_PAGE, reanchors ON_LOAD_PAGE, stops ON_LOAD_PAGE,
-	kernel_reads ON_LOAD_PAGE, lost_writes ON_LOAD_PAGE, largest_error_ns ON_LOAD_PAGE;
-/* Set when serving stopped because the process may now run on CPUs that the verdict did
- * not cover (its affinity widened after load), for tscshim_status's reason. */
-static _Atomic bool stopped_uncovered ON_LOAD_PAGE;
+/* What happened, counted (clock.h). */
+struct clock_tally clock_tally ON_LOAD_PAGE;
 
 #ifdef TSCSHIM_TEST_HOOKS
 SHIM_EXPORT void (*tscshim_test_hook)(int point);
@@ -293,14 +290,14 @@ static void count_plan(const struct plan *p)
 {
 	if (p->error_measured) {
 		uint64_t magnitude = p->error_ns < 0 ? (uint64_t)-p->error_ns : (uint64_t)p->error_ns;
-		atomic_max(&largest_error_ns, magnitude);
+		atomic_max(&clock_tally.largest_error_ns, magnitude);
 	}
 	if (p->outcome == PLAN_REANCHOR)
-		atomic_fetch_add_explicit(&reanchors, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&clock_tally.reanchors, 1, memory_order_relaxed);
 	if (p->outcome == PLAN_STOP)
-		atomic_fetch_add_explicit(&stops, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&clock_tally.stops, 1, memory_order_relaxed);
 	else
-		atomic_fetch_add_explicit(&resyncs, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&clock_tally.resyncs, 1, memory_order_relaxed);
 }
 
 /* One re-synchronization from the line `old` that state `w` names. */
@@ -326,11 +323,11 @@ static enum write_result resync(uint64_t w, const struct line *old, uint64_t now
 	}
 	enum write_result r = publish(expected, &plan.next, plan_floor_exempt(&plan), 0, false);
 	if (r == WRITE_PUBLISHED && uncovered)
-		atomic_store(&stopped_uncovered, true);
+		atomic_store(&clock_tally.stopped_uncovered, true);
 	if (r == WRITE_PUBLISHED)
 		count_plan(&plan);
 	else
-		atomic_fetch_add_explicit(&lost_writes, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&clock_tally.lost_writes, 1, memory_order_relaxed);
 	return r;
 }
 
@@ -436,7 +433,7 @@ static bool kernel_read(unsigned clock, uint64_t w, const struct line *l, struct
 	} else if (__atomic_load_n(&wiped.state, __ATOMIC_ACQUIRE) != w) {
 		return false;
 	}
-	atomic_fetch_add_explicit(&kernel_reads, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&clock_tally.kernel_reads, 1, memory_order_relaxed);
 	ns_to_timespec(line_kernel_read_value(l, (int)clock, value), ts);
 	return true;
 }
@@ -555,11 +552,11 @@ void clock_counters(struct clock_counters *out)
 	out->active = !started ? 0 : w != 0 ? (int)LOAD(l->active) : 1;
 	out->mult = LOAD(l->cur.clk[SERVED_MONOTONIC].mult);
 	out->shift = (uint32_t)LOAD(l->cur.clk[SERVED_MONOTONIC].shift);
-	out->resyncs = atomic_load(&resyncs);
-	out->reanchors = atomic_load(&reanchors);
-	out->stops = atomic_load(&stops);
-	out->kernel_reads = atomic_load(&kernel_reads);
-	out->lost_writes = atomic_load(&lost_writes);
-	out->largest_error_ns = atomic_load(&largest_error_ns);
-	out->stopped_uncovered = atomic_load(&stopped_uncovered);
+	out->resyncs = atomic_load(&clock_tally.resyncs);
+	out->reanchors = atomic_load(&clock_tally.reanchors);
+	out->stops = atomic_load(&clock_tally.stops);
+	out->kernel_reads = atomic_load(&clock_tally.kernel_reads);
+	out->lost_writes = atomic_load(&clock_tally.lost_writes);
+	out->largest_error_ns = atomic_load(&clock_tally.largest_error_ns);
+	out->stopped_uncovered = atomic_load(&clock_tally.stopped_uncovered);
 }

@@ -45,6 +45,19 @@ void clock_close(void);
  * through. */
 int clock_read_slow(unsigned clock, struct timespec *ts);
 
+/* What the writer side counts, in one hidden object: clock_counters() reads it, and so can
+ * a reader outside the process that finds it. Each word only grows (stopped_uncovered
+ * goes from 0 to 1 once); fields are only appended. */
+struct clock_tally {
+	_Atomic uint64_t resyncs, reanchors, stops, kernel_reads, lost_writes, largest_error_ns;
+	/* Set when serving stopped because the process may now run on CPUs that the verdict
+	 * did not cover (its affinity widened after load), for tscshim_status's reason. */
+	_Atomic uint64_t stopped_uncovered;
+};
+#pragma GCC visibility push(hidden)
+extern struct clock_tally clock_tally;
+#pragma GCC visibility pop
+
 struct clock_counters {
 	uint64_t resyncs, reanchors, stops, largest_error_ns;
 	uint64_t kernel_reads;  /* reads past a line's hard end answered from the kernel */

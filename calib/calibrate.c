@@ -106,10 +106,12 @@ static struct rate_sample take_sample(void)
 {
 	struct rate_sample best = {.width = UINT64_MAX};
 	for (int i = 0; i < TRIES_PER_SAMPLE; i++) {
+		uint64_t ref = 0;
 		uint64_t before = counter_read_ordered();
-		uint64_t ref = refclock_now_ns(CLOCK_MONOTONIC);
+		bool read = refclock_read_ns(CLOCK_MONOTONIC, &ref);
 		uint64_t after = counter_read_ordered();
-		if (after >= before && after - before < best.width)
+		/* A failed read is no sample: its timespec is whatever the call left. */
+		if (read && after >= before && after - before < best.width)
 			best = (struct rate_sample){
 				.counter = before + (after - before) / 2,
 				.width = after - before,

@@ -10,13 +10,13 @@
 #include <time.h>
 
 /* 0, or -errno. */
-static inline int kernel_clock_gettime(clockid_t clock, struct timespec *ts)
+MUST_CHECK static inline int kernel_clock_gettime(clockid_t clock, struct timespec *ts)
 {
 	return (int)raw_syscall4(SYS_clock_gettime, clock, (long)ts, 0, 0);
 }
 
 /* CLOCK_* in nanoseconds, 0 if the clock cannot be read. */
-static inline uint64_t kernel_clock_ns(clockid_t clock)
+MUST_CHECK static inline uint64_t kernel_clock_ns(clockid_t clock)
 {
 	struct timespec ts;
 	if (kernel_clock_gettime(clock, &ts) != 0)

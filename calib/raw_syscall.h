@@ -15,7 +15,12 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-static inline long raw_syscall4(long number, long a, long b, long c, long d)
+/* A result the caller must look at: a system call's, a clock read's. With -Werror an
+ * ignored one fails the build; where a result truly changes nothing, the caller says so
+ * by testing it (a (void) cast does not silence GCC). */
+#define MUST_CHECK __attribute__((warn_unused_result))
+
+MUST_CHECK static inline long raw_syscall4(long number, long a, long b, long c, long d)
 {
 #if defined(__x86_64__)
 	long result;
@@ -37,7 +42,7 @@ static inline long raw_syscall4(long number, long a, long b, long c, long d)
 }
 
 /* stat(2) of a path: 0, or -errno. On x86-64 the kernel's struct stat is libc's. */
-static inline int raw_stat(const char *path, struct stat *st)
+MUST_CHECK static inline int raw_stat(const char *path, struct stat *st)
 {
 #if defined(__x86_64__)
 	return (int)raw_syscall4(SYS_newfstatat, AT_FDCWD, (long)path, (long)st, 0);

@@ -36,13 +36,32 @@ double anchor_gain(uint64_t width_ns, uint64_t narrow_ns)
 	return width_ns <= narrow_ns ? 1.0 : (double)narrow_ns / (double)width_ns;
 }
 
+/* Whether an anchor's reading of family f may measure a rate: read, and precise. */
+static bool rate_reading(const struct anchor *a, int f, const struct plan_config *cfg)
+{
+	int k = family_track[f];
+	return (a->valid & (1u << k)) && a->width_ns[k] + 2 * a->spread_ns[k] <= 4 * cfg->narrow_ns;
+}
+
+/* The rate is measured from this anchor on, where it read the family's clock
+ * (ref_counter 0: from the next one that does): the readings before it describe another
+ * relation (the kernel jumped). The rate measured so far stands: a jump moves the clock,
+ * not its rate. */
+static void rate_restart(struct rate_state *r, const struct anchor *a)
+{
+	for (int f = 0; f < 2; f++) {
+		bool read = a->valid & (1u << family_track[f]);
+		r->ref_counter[f] = r->cand_counter[f] = read ? a->counter : 0;
+		r->ref_ns[f] = r->cand_ns[f] = read ? a->ns[family_track[f]] : 0;
+	}
+}
+
+/* A first line's rate: the calibrated one, measured from this anchor on. */
 static void rate_reset(struct rate_state *r, const struct anchor *a, double ns_per_tick)
 {
-	r->ref_counter = r->cand_counter = a->counter;
-	for (int f = 0; f < 2; f++) {
-		r->ref_ns[f] = r->cand_ns[f] = a->ns[family_track[f]];
+	for (int f = 0; f < 2; f++)
 		r->ns_per_tick_q62[f] = rate_to_q62(ns_per_tick);
-	}
+	rate_restart(r, a);
 }
 
 /* The kernel's rate over a baseline of 4 to 8 lives (2-4 ms at the default bound): long
@@ -50,45 +69,158 @@ static void rate_reset(struct rate_state *r, const struct anchor *a, double ns_p
  * adjtimex frequency change within a few re-synchronizations. Each measurement moves the
  * estimate half way, which halves the noise of a jittered reference, and the estimate
  * stays within max_rate_deviation of the calibrated rate (NTP slews by at most 500 ppm):
- * a wild reference cannot make the clock run fast. Imprecise anchors are not used. */
+ * a wild reference cannot make the clock run fast. A measurement further than half that
+ * from the estimate is not a rate but a jump of the kernel's clock in the baseline (over
+ * a lapse, where no error was measured to tell it): it is dropped, and the baseline
+ * starts again here. Imprecise or missing readings are not used; each family keeps its
+ * own baseline. */
 static void rate_update(struct rate_state *r, const struct anchor *a, const struct plan_config *cfg)
 {
-	if (a->width_ns[SERVED_MONOTONIC] > 4 * cfg->narrow_ns || a->counter <= r->ref_counter)
-		return;
-	uint64_t baseline = a->counter - r->ref_counter;
-	if (baseline >= 4 * cfg->life_ticks) {
-		double lo = cfg->calibrated_ns_per_tick * (1 - cfg->max_rate_deviation);
-		double hi = cfg->calibrated_ns_per_tick * (1 + cfg->max_rate_deviation);
-		for (int f = 0; f < 2; f++) {
-			int64_t elapsed = (int64_t)(a->ns[family_track[f]] - r->ref_ns[f]);
+	for (int f = 0; f < 2; f++) {
+		if (!rate_reading(a, f, cfg))
+			continue;
+		uint64_t ns = a->ns[family_track[f]];
+		if (r->ref_counter[f] == 0 || a->counter <= r->ref_counter[f]) {
+			r->ref_counter[f] = r->cand_counter[f] = a->counter;
+			r->ref_ns[f] = r->cand_ns[f] = ns;
+			continue;
+		}
+		uint64_t baseline = a->counter - r->ref_counter[f];
+		if (baseline >= 4 * cfg->life_ticks) {
+			double lo = cfg->calibrated_ns_per_tick * (1 - cfg->max_rate_deviation);
+			double hi = cfg->calibrated_ns_per_tick * (1 + cfg->max_rate_deviation);
+			int64_t elapsed = (int64_t)(ns - r->ref_ns[f]);
 			double measured = (double)elapsed / (double)baseline;
-			measured = measured < lo ? lo : measured > hi ? hi : measured;
 			double current = (double)r->ns_per_tick_q62[f] / Q62;
+			if (measured > current * (1 + cfg->max_rate_deviation / 2) ||
+			    measured < current * (1 - cfg->max_rate_deviation / 2)) {
+				r->ref_counter[f] = r->cand_counter[f] = a->counter;
+				r->ref_ns[f] = r->cand_ns[f] = ns;
+				continue;
+			}
+			measured = measured < lo ? lo : measured > hi ? hi : measured;
 			r->ns_per_tick_q62[f] = rate_to_q62(current + (measured - current) / 2);
 		}
-	}
-	if (a->counter - r->cand_counter >= 4 * cfg->life_ticks) {
-		r->ref_counter = r->cand_counter;
-		r->cand_counter = a->counter;
-		for (int f = 0; f < 2; f++) {
+		if (a->counter - r->cand_counter[f] >= 4 * cfg->life_ticks) {
+			r->ref_counter[f] = r->cand_counter[f];
 			r->ref_ns[f] = r->cand_ns[f];
-			r->cand_ns[f] = a->ns[family_track[f]];
+			r->cand_counter[f] = a->counter;
+			r->cand_ns[f] = ns;
 		}
 	}
 }
 
-void segment_first(struct line *out, const struct anchor *a, const struct plan_config *cfg)
+const char *track_stop_text(enum track_stop cause)
+{
+	static const char *const text[TRACK_STOP_CAUSES] = {
+		[TRACK_SERVING] = "serving",
+		[TRACK_UNREADABLE] = "the kernel's clock gave no good reading (a failed call, readings out of "
+				     "order, or one slower than twice the bound)",
+		[TRACK_NOISY] = "the kernel's clock is too noisy to hold the bound",
+		[TRACK_BEHIND] = "the kernel's clock fell behind the counter beyond the bound (frozen, slowed "
+				 "or stepped back)",
+		[TRACK_JUMPS] = "the kernel's clock jumped ahead at three re-synchronizations in a row",
+		[TRACK_UNCOVERED] = "the process may now run on CPUs whose counters the verdict did not compare",
+		[TRACK_CORRUPT] = "a planned line that no read form covers",
+	};
+	return (unsigned)cause < TRACK_STOP_CAUSES ? text[cause] : "unknown";
+}
+
+/* ---- anchors from readings ---- */
+
+struct good_reading {
+	uint64_t value;    /* ns, at the anchor's counter value */
+	uint64_t width_ns;
+};
+
+bool reading_is_good(const struct clock_reading *r, uint64_t at, const struct reading_limits *limits)
+{
+	if (!r->ok || r->after < r->before || r->after - r->before > limits->widest_ticks)
+		return false;
+	uint64_t middle = r->before + (r->after - r->before) / 2;
+	return (middle > at ? middle - at : at - middle) <= limits->farthest_ticks;
+}
+
+bool anchor_track_from(struct anchor *a, int k, const struct clock_reading *readings, int n,
+		       const struct reading_limits *limits)
+{
+	enum { MOST = 32 };
+	struct good_reading good[MOST];
+	int count = 0;
+	for (int i = 0; i < n && count < MOST; i++) {
+		const struct clock_reading *r = &readings[i];
+		if (!reading_is_good(r, a->counter, limits))
+			continue;
+		uint64_t ticks = r->after - r->before;
+		uint64_t middle = r->before + ticks / 2;
+		int64_t moved = (int64_t)((double)(int64_t)(a->counter - middle) * limits->ns_per_tick);
+		struct good_reading g = {.value = r->ns + (uint64_t)moved,
+					 .width_ns = (uint64_t)((double)ticks * limits->ns_per_tick)};
+		int j = count++;
+		for (; j > 0 && good[j - 1].value > g.value; j--)
+			good[j] = good[j - 1];
+		good[j] = g;
+	}
+	if (count == 0)
+		return false;
+	const struct good_reading *median = &good[(count - 1) / 2];
+	/* How far each other reading lies from the median beyond what both brackets allow:
+	 * 0 for a clock that is one clock. The largest is dropped (one reading out of order
+	 * is not noise), where there are three or more. */
+	uint64_t largest = 0, second = 0;
+	for (int i = 0; i < count; i++) {
+		uint64_t apart = good[i].value > median->value ? good[i].value - median->value
+							       : median->value - good[i].value;
+		uint64_t allowed = (good[i].width_ns + median->width_ns) / 2;
+		uint64_t beyond = apart > allowed ? apart - allowed : 0;
+		if (beyond > largest) {
+			second = largest;
+			largest = beyond;
+		} else if (beyond > second) {
+			second = beyond;
+		}
+	}
+	a->ns[k] = median->value;
+	a->width_ns[k] = median->width_ns;
+	a->spread_ns[k] = count >= 3 ? second : largest;
+	a->valid |= 1u << k;
+	return true;
+}
+
+/* Readings of a clock that spread beyond a quarter of the bound stop it: the served
+ * value follows the median of its readings, and a reading around any served value may
+ * lie as far from it again, so beyond this the bound no longer holds against them. */
+uint64_t segment_noise_limit(const struct plan_config *cfg)
+{
+	return cfg->bound_ns / 4;
+}
+
+static bool anchor_has(const struct anchor *a, int k)
+{
+	return a->valid & (1u << k);
+}
+
+/* ---- lines ---- */
+
+bool segment_first(struct line *out, const struct anchor *a, const struct plan_config *cfg)
 {
 	*out = (struct line){.active = 1};
 	out->cur.start = a->counter;
 	for (int k = 0; k < TRACKS; k++) {
 		out->cur.clk[k].base = a->ns[k];
 		set_slope(&out->cur, k, cfg->calibrated_ns_per_tick, cfg->calibrated_ns_per_tick);
+		struct track_health *h = &out->health[k];
+		h->noise_ns = a->spread_ns[k];
+		if (!anchor_has(a, k))
+			h->stopped = TRACK_UNREADABLE;
+		else if (h->noise_ns > segment_noise_limit(cfg))
+			h->stopped = TRACK_NOISY;
 	}
 	out->expiry = a->counter + cfg->life_ticks;
 	out->cur.until = out->expiry + cfg->life_ticks;
 	out->prev = out->cur;
 	rate_reset(&out->rate, a, cfg->calibrated_ns_per_tick);
+	return out->health[SERVED_MONOTONIC].stopped == TRACK_SERVING;
 }
 
 bool line_agrees(const struct line *l, const struct anchor *a, uint64_t watchdog_ns)
@@ -96,6 +228,8 @@ bool line_agrees(const struct line *l, const struct anchor *a, uint64_t watchdog
 	static const int moved_by_namespaces[] = {SERVED_MONOTONIC, SERVED_BOOTTIME};
 	for (unsigned i = 0; i < sizeof moved_by_namespaces / sizeof *moved_by_namespaces; i++) {
 		int k = moved_by_namespaces[i];
+		if (!anchor_has(a, k) || !track_serves(l, k))
+			continue;
 		int64_t error = (int64_t)(line_value(l, k, a->counter) - a->ns[k]);
 		if (error > (int64_t)watchdog_ns || error < -(int64_t)watchdog_ns)
 			return false;
@@ -103,104 +237,135 @@ bool line_agrees(const struct line *l, const struct anchor *a, uint64_t watchdog
 	return true;
 }
 
-void line_stop(struct line *next)
+/* Stops track k of a line whose readers had segment-by-segment the line `l` describes up
+ * to its current segment's end: from there its segments are flat (plan_track), so that
+ * line_value(l, k, t), which the slow path holds a stopped track's reads at, is never
+ * below what it handed out and never moves past it. */
+static void stop_track(struct line *l, int k, enum track_stop cause)
 {
+	l->health[k].stopped = cause;
+	l->health[k].hold_ns = 0; /* what kernel reads handed out: line_apply_floor */
+	l->stopped_now |= 1u << k;
+}
+
+void line_stop(struct line *next, enum track_stop cause)
+{
+	for (int k = 0; k < TRACKS; k++)
+		if (track_serves(next, k))
+			stop_track(next, k, cause);
 	next->active = 0;
-	next->expiry = next->cur.start; /* every read takes the slow path, which passes through */
+	next->expiry = next->cur.start; /* every read takes the slow path, which holds, then passes */
 }
 
-/* The old line against the anchor. Sets *stale when it lapsed (nobody re-synchronized
- * before its hard end: an idle program, preempted writers; it was clamped, not wrong:
- * re-anchored without counting a fault) and *decisive when the anchor's bracket is narrow
- * enough to prove a fault (one preempted for a good part of the watchdog's bound neither
- * stops nor re-anchors: its gain keeps it small). Sets the error measured and the
- * outcome: PLAN_STOP, with out->next stopped, when the counter ran ahead of the kernel. */
-static void judge_old_line(const struct plan_inputs *in, struct plan *out, bool *stale, bool *decisive)
-{
-	const struct line *old = in->old;
-	const struct anchor *a = in->anchor;
-	const int64_t watchdog = (int64_t)in->cfg->watchdog_ns;
-	*stale = in->now >= old->cur.until || a->counter >= old->cur.until;
-	*decisive = a->width_ns[SERVED_MONOTONIC] <= in->cfg->watchdog_ns / 4;
-	if (*stale) {
-		out->outcome = PLAN_STALE;
-		return;
-	}
-	out->error_measured = true;
-	out->error_ns = (int64_t)(line_value(old, SERVED_MONOTONIC, a->counter) - a->ns[SERVED_MONOTONIC]);
-	if (!*decisive)
-		return;
-	for (int k = 0; k < TRACKS; k++) {
-		int64_t error = (int64_t)(line_value(old, k, a->counter) - a->ns[k]);
-		if (!clock_table[k].wall && error > watchdog) {
-			/* The counter ran ahead of the kernel: it cannot be trusted, and following
-			 * would mean stepping back. Stop serving instead. */
-			out->outcome = PLAN_STOP;
-			line_stop(&out->next);
-			return;
-		}
-	}
-	if (out->error_ns < -watchdog)
-		out->outcome = PLAN_REANCHOR;
-}
+/* What a re-synchronization does with one track, from its reading. */
+enum track_course {
+	COURSE_SLEW,     /* aim at the kernel, by the anchor's gain */
+	COURSE_STEP,     /* start at the kernel (forward; a wall clock either way) */
+	COURSE_BLIND,    /* no good reading: continue at the measured rate, uncorrected */
+	COURSE_STOPPED,  /* stopped, now or before: its segment is never read */
+};
 
-/* Each track's segment from start: its base continues the old line there, or follows
- * the kernel where it stepped (the wall clock back; forward beyond the watchdog, or a
- * lapsed line), and its slope aims at the kernel where the next segment will begin. */
-static void plan_tracks(const struct plan_inputs *in, struct plan *out, uint64_t start, bool stale,
-			bool decisive)
+/* Track k's course at this anchor, and *cause when it stops now. The old line `in->old`
+ * is judged against the kernel only where it was not stale (a lapsed line was clamped,
+ * not wrong) and only by a disagreement the reading proves: beyond the bound by more than
+ * half its bracket and its spread. Updates the track's health in `next`. */
+static enum track_course track_course(const struct plan_inputs *in, struct line *next, int k, bool stale,
+				      enum track_stop *cause)
 {
 	const struct anchor *a = in->anchor;
 	const struct plan_config *cfg = in->cfg;
-	const int64_t watchdog = (int64_t)cfg->watchdog_ns;
-	struct line *next = &out->next;
-	const double two_lives = 2.0 * (double)cfg->life_ticks;
-	for (int k = 0; k < TRACKS; k++) {
-		double rate = line_rate(next, clock_table[k].family);
-		uint64_t from_old = segment_value(&in->old->cur, k, start);
-		uint64_t kernel_at_start = a->ns[k] + (uint64_t)(int64_t)((double)(int64_t)(start - a->counter) * rate);
-		uint64_t base;
-		if (clock_table[k].wall && (int64_t)(from_old - kernel_at_start) > watchdog) {
-			base = kernel_at_start; /* the kernel stepped the wall clock back: follow */
-			out->stepped |= 1u << k;
-		} else {
-			base = from_old;
-			if (stale || (decisive && (int64_t)(kernel_at_start - from_old) > watchdog)) {
-				/* Lapsed, or the kernel is ahead beyond the watchdog (a paused VM, a
-				 * resume from suspend for BOOTTIME, a wall-clock step forward). */
-				if (!stale)
-					out->stepped |= 1u << k;
-				base = max_u64(base, kernel_at_start);
-			}
-		}
-		next->cur.clk[k].base = base;
-
-		/* Aim at the kernel where the next segment will begin (this one's hard end,
-		 * two lives on), correcting the measured error by the anchor's gain: a narrow
-		 * anchor's error is removed by then, a wide one's only in part, so noise is
-		 * averaged, never amplified; the error does not grow from segment to segment.
-		 * The slope stays within 1/16 of the kernel's rate. */
-		double error_at_start = (double)(int64_t)(base - kernel_at_start);
-		double slope = rate - anchor_gain(a->width_ns[k], cfg->narrow_ns) * error_at_start / two_lives;
-		double lo = rate * 15 / 16, hi = rate * 17 / 16;
-		set_slope(&next->cur, k, slope < lo ? lo : slope > hi ? hi : slope, rate);
+	struct track_health *h = &next->health[k];
+	if (!track_serves(in->old, k))
+		return COURSE_STOPPED;
+	if (!anchor_has(a, k)) {
+		/* A current line, verified at the last anchor, may run one life more at the
+		 * measured rate; a lapsed one cannot be placed at all. */
+		if (++h->misses < 2 && !stale)
+			return COURSE_BLIND;
+		*cause = TRACK_UNREADABLE;
+		return COURSE_STOPPED;
 	}
+	h->misses = 0;
+	uint64_t decayed = h->noise_ns - h->noise_ns / 8;
+	h->noise_ns = a->spread_ns[k] > decayed ? a->spread_ns[k] : decayed;
+	/* One spread reading may be a glitch; two in a row are a clock that is noisy. */
+	h->noisy = a->spread_ns[k] > segment_noise_limit(cfg) ? h->noisy + 1 : 0;
+	if (h->noisy >= 2) {
+		*cause = TRACK_NOISY;
+		return COURSE_STOPPED;
+	}
+	if (stale)
+		return clock_table[k].wall ? COURSE_STEP : COURSE_SLEW;
+	int64_t error = (int64_t)(line_value(in->old, k, a->counter) - a->ns[k]);
+	int64_t doubt = (int64_t)(a->width_ns[k] / 2 + a->spread_ns[k]);
+	int64_t bound = (int64_t)cfg->bound_ns;
+	if (error - doubt > bound) {
+		/* The counter ran ahead of the kernel, as far as this reading can tell. A wall
+		 * clock was stepped back: follow. Any other would have to step back. */
+		if (clock_table[k].wall)
+			return COURSE_STEP;
+		*cause = TRACK_BEHIND;
+		return COURSE_STOPPED;
+	}
+	if (-error - doubt > bound)
+		return COURSE_STEP; /* the kernel jumped ahead: a paused VM, a resume, a wall step */
+	return COURSE_SLEW;
 }
 
-/* A re-anchor counts towards three in a row, which stop serving (the counter and the
- * kernel keep disagreeing); anything else starts the count again. */
-static void count_reanchors(const struct line *old, struct plan *out)
+/* Track k's segment from start, on its course: its base continues the old line there,
+ * or starts at the kernel where it stepped (or the line lapsed), and its slope aims at
+ * the kernel where the next segment will begin. */
+static void plan_track(const struct plan_inputs *in, struct plan *out, int k, enum track_course course,
+		       uint64_t start, bool stale)
 {
+	const struct anchor *a = in->anchor;
+	const struct plan_config *cfg = in->cfg;
 	struct line *next = &out->next;
-	if (out->outcome != PLAN_REANCHOR) {
-		next->reanchors_in_a_row = 0;
+	double rate = line_rate(next, clock_table[k].family);
+	uint64_t base = segment_value(&in->old->cur, k, start);
+	if (course == COURSE_STOPPED) {
+		/* Flat at the most it served: the old line's value where this one begins. */
+		next->cur.clk[k] = (struct track_params){.base = base, .mult = 0, .shift = 0};
 		return;
 	}
-	next->reanchors_in_a_row = old->reanchors_in_a_row + 1;
-	if (next->reanchors_in_a_row >= 3) {
-		out->outcome = PLAN_STOP;
-		line_stop(next);
+	if (course == COURSE_BLIND) {
+		next->cur.clk[k].base = base;
+		set_slope(&next->cur, k, rate, rate);
+		return;
 	}
+	uint64_t kernel_at_start = a->ns[k] + (uint64_t)(int64_t)((double)(int64_t)(start - a->counter) * rate);
+	if (course == COURSE_STEP && clock_table[k].wall) {
+		base = kernel_at_start; /* the wall clock stepped (either way): follow */
+		if (!stale)
+			out->stepped |= 1u << k;
+	} else if (course == COURSE_STEP || stale) {
+		if (!stale)
+			out->stepped |= 1u << k;
+		base = max_u64(base, kernel_at_start); /* never back */
+	}
+	next->cur.clk[k].base = base;
+
+	/* Aim at the kernel where the next segment will begin (this one's hard end, two
+	 * lives on), correcting the measured error by the anchor's gain: a narrow, quiet
+	 * anchor's error is removed by then, a wide or noisy one's only in part, so noise is
+	 * averaged, never amplified; the error does not grow from segment to segment. The
+	 * slope stays within 1/16 of the kernel's rate. */
+	const double two_lives = 2.0 * (double)cfg->life_ticks;
+	double error_at_start = (double)(int64_t)(base - kernel_at_start);
+	uint64_t doubt = a->width_ns[k] + 2 * next->health[k].noise_ns;
+	double slope = rate - anchor_gain(doubt, cfg->narrow_ns) * error_at_start / two_lives;
+	double lo = rate * 15 / 16, hi = rate * 17 / 16;
+	set_slope(&next->cur, k, slope < lo ? lo : slope > hi ? hi : slope, rate);
+}
+
+/* The whole line stops: a copy of the old one, every track held at the most it could
+ * hand out. */
+static void plan_stop(const struct plan_inputs *in, struct plan *out, enum track_stop cause)
+{
+	out->next = *in->old;
+	out->next.stopped_now = 0;
+	line_stop(&out->next, cause);
+	out->outcome = PLAN_STOP;
 }
 
 void segment_plan(const struct plan_inputs *in, struct plan *out)
@@ -210,19 +375,47 @@ void segment_plan(const struct plan_inputs *in, struct plan *out)
 	const struct plan_config *cfg = in->cfg;
 	struct line *next = &out->next;
 	*next = *old;
+	next->stopped_now = 0;
 	out->outcome = PLAN_CONTINUE;
 	out->error_measured = false;
 	out->error_ns = 0;
 	out->stepped = 0;
-
-	bool stale, decisive;
-	judge_old_line(in, out, &stale, &decisive);
-	if (out->outcome == PLAN_STOP)
+	if (!anchor_has(a, SERVED_MONOTONIC)) {
+		out->outcome = PLAN_NO_ANCHOR;
 		return;
-	if (out->outcome == PLAN_REANCHOR) /* the old anchors describe another relation */
-		rate_reset(&next->rate, a, cfg->calibrated_ns_per_tick);
-	else
+	}
+
+	/* A lapsed line (nobody re-synchronized before its hard end: an idle program,
+	 * preempted writers) was clamped, not wrong: re-anchored without a fault. */
+	bool stale = in->now >= old->cur.until || a->counter >= old->cur.until;
+	enum track_course course[TRACKS];
+	enum track_stop cause[TRACKS] = {TRACK_SERVING};
+	for (int k = 0; k < TRACKS; k++)
+		course[k] = track_course(in, next, k, stale, &cause[k]);
+	if (cause[SERVED_MONOTONIC] != TRACK_SERVING) {
+		plan_stop(in, out, cause[SERVED_MONOTONIC]);
+		return;
+	}
+	if (stale) {
+		out->outcome = PLAN_STALE;
+	} else {
+		out->error_measured = true;
+		out->error_ns = (int64_t)(line_value(old, SERVED_MONOTONIC, a->counter) - a->ns[SERVED_MONOTONIC]);
+		if (course[SERVED_MONOTONIC] == COURSE_STEP)
+			out->outcome = PLAN_REANCHOR;
+	}
+	if (out->outcome == PLAN_REANCHOR) {
+		/* The kernel jumped: a rate measured across the jump would be the jump's. */
+		rate_restart(&next->rate, a);
+		next->reanchors_in_a_row = old->reanchors_in_a_row + 1;
+		if (next->reanchors_in_a_row >= 3) {
+			plan_stop(in, out, TRACK_JUMPS);
+			return;
+		}
+	} else {
 		rate_update(&next->rate, a, cfg);
+		next->reanchors_in_a_row = 0;
+	}
 
 	/* A segment re-synchronized in time starts at the old one's hard end, so that no
 	 * reader of the old publication evaluates it beyond where the new one takes over. A
@@ -231,14 +424,17 @@ void segment_plan(const struct plan_inputs *in, struct plan *out)
 	uint64_t start = stale ? a->counter : old->cur.until;
 	next->prev = old->cur;
 	next->cur.start = start;
-	plan_tracks(in, out, start, stale, decisive);
+	for (int k = 0; k < TRACKS; k++) {
+		if (cause[k] != TRACK_SERVING)
+			stop_track(next, k, cause[k]);
+		plan_track(in, out, k, course[k], start, stale);
+	}
 	next->expiry = start + cfg->life_ticks;
 	next->cur.until = next->expiry + cfg->life_ticks;
 	/* The floor is applied by the publication (line_apply_floor), which reads it again
 	 * at the moment it publishes. */
 	for (int k = 0; k < TRACKS; k++)
 		next->prev_floor[k] = 0;
-	count_reanchors(old, out);
 }
 
 /* Track k's rate relative to MONOTONIC's: 1 for the clocks that are MONOTONIC plus an
@@ -270,9 +466,12 @@ uint64_t line_kernel_read_value(const struct line *l, int k, uint64_t mono_value
 
 /* Each track's range [from, from + span) of segment s in read form; false if a form
  * cannot cover it. */
-static bool split_segment(const struct segment *s, uint64_t from, uint64_t span, struct read_range *out)
+static bool split_segment(const struct line *l, const struct segment *s, uint64_t from, uint64_t span,
+			  struct read_range *out)
 {
 	for (int k = 0; k < TRACKS; k++) {
+		if (!track_serves(l, k))
+			continue; /* never read in line (flat, mult 0, where it stopped) */
 		struct conversion c = {.mult = s->clk[k].mult, .shift = (uint32_t)s->clk[k].shift};
 		uint64_t max_delta = from - s->start + (span ? span - 1 : 0);
 		if (split_conversion_from(&out[k].form, s->clk[k].base, &c, max_delta) != 0)
@@ -290,42 +489,57 @@ void line_seal(struct line *l, struct line_forms *forms)
 	memset(forms, 0, sizeof *forms);
 	/* The hot path serves cur for counter values in [cur.start, expiry). */
 	uint64_t cur_span = l->expiry > l->cur.start ? l->expiry - l->cur.start : 0;
-	if (!split_segment(&l->cur, l->cur.start, cur_span, forms->cur)) {
-		line_stop(l);
+	if (!split_segment(l, &l->cur, l->cur.start, cur_span, forms->cur)) {
+		line_stop(l, TRACK_CORRUPT);
 		memset(forms, 0, sizeof *forms);
 	}
 	l->prev_direct_from = l->cur.start;
-	if (!l->active || prev->start >= l->cur.start || l->cur.start > prev->until)
-		return;
-	/* Each track is non-decreasing, so a floor at or below its value at prev.start
-	 * never binds in the range. */
-	for (int k = 0; k < TRACKS; k++)
-		if (l->prev_floor[k] > segment_value(prev, k, prev->start))
-			return;
-	/* ...and prev serves [prev.start, cur.start) in line. */
-	if (!split_segment(prev, prev->start, l->cur.start - prev->start, forms->prev)) {
-		memset(forms->prev, 0, sizeof forms->prev);
-		return;
+	if (l->active && prev->start < l->cur.start && l->cur.start <= prev->until) {
+		/* Each track is non-decreasing, so a floor at or below its value at prev.start
+		 * never binds in the range... */
+		bool floors_bind = false;
+		for (int k = 0; k < TRACKS; k++)
+			floors_bind |= track_serves(l, k) && l->prev_floor[k] > segment_value(prev, k, prev->start);
+		/* ...and prev serves [prev.start, cur.start) in line. */
+		if (!floors_bind && split_segment(l, prev, prev->start, l->cur.start - prev->start, forms->prev))
+			l->prev_direct_from = prev->start;
+		else
+			memset(forms->prev, 0, sizeof forms->prev);
 	}
-	l->prev_direct_from = prev->start;
+	/* A stopped track serves nothing in line: its every read takes the slow path. */
+	for (int k = 0; k < TRACKS; k++)
+		if (!track_serves(l, k)) {
+			memset(&forms->cur[k], 0, sizeof forms->cur[k]);
+			memset(&forms->prev[k], 0, sizeof forms->prev[k]);
+		}
 }
 
 bool line_apply_floor(struct line *next, uint64_t floor, uint32_t skip_tracks)
 {
-	const struct segment *prev = &next->prev;
+	/* The segment readers had before this line: the one a continuing plan follows, or,
+	 * for a line that stops, the line's own. */
+	const struct segment *prev = next->active ? &next->prev : &next->cur;
 	uint64_t end_mono = segment_value(prev, SERVED_MONOTONIC, prev->until);
 	if (floor <= end_mono)
 		return true; /* the old line's own end, which the plan continues, is above it */
 
-	/* Each track's floor, and the counter value from which the planned segment is at
-	 * or above all of them; before it, readers get the floors (prev_floor). */
+	/* What kernel reads handed out for track k: held at or above by a track stopped now,
+	 * followed by a track that serves on. */
 	uint64_t track_floor[TRACKS];
+	for (int k = 0; k < TRACKS; k++) {
+		track_floor[k] = carried(segment_value(prev, k, prev->until), end_mono, floor, relative_rate(next, k));
+		if ((next->stopped_now & (1u << k)) && next->health[k].hold_ns < track_floor[k])
+			next->health[k].hold_ns = track_floor[k];
+	}
+	if (!next->active)
+		return true;
+
+	/* The counter value from which the planned segment is at or above every floor;
+	 * before it, readers get the floors (prev_floor). */
 	uint64_t from = next->cur.start;
 	for (int k = 0; k < TRACKS; k++) {
-		if (skip_tracks & (1u << k))
+		if ((skip_tracks & (1u << k)) || !track_serves(next, k))
 			continue;
-		track_floor[k] = carried(segment_value(prev, k, prev->until), end_mono, floor,
-					 relative_rate(next, k));
 		if (next->prev_floor[k] < track_floor[k])
 			next->prev_floor[k] = track_floor[k];
 		uint64_t base = next->cur.clk[k].base;

@@ -3,7 +3,8 @@
  *
  * Pure, so that unit tests can drive it with synthetic anchors: drift, jitter, a stale
  * line, a kernel that jumped ahead, a counter that ran ahead, wide brackets, values that
- * kernel reads handed out. The publication and the hot path are in shim/.
+ * kernel reads handed out, readings that failed, a reference too noisy for the bound. The
+ * publication and the hot path are in shim/.
  *
  * Every served clock is a track of its own (base, mult, shift), indexed by enum
  * served_clock, so the hot path needs no offset arithmetic and BOOTTIME and REALTIME
@@ -14,7 +15,14 @@
  *  - a new line is pointwise at or above the old one on every non-wall track, so a
  *    reader holding either publication never sees time go back;
  *  - a new segment's base is at or above every value a kernel read handed out before it
- *    was planned (the floors), except for a wall clock that the kernel stepped back. */
+ *    was planned (the floors), except for a wall clock that the kernel stepped back;
+ *  - nothing unmeasured is served: an anchor carries only the tracks whose readings were
+ *    good (the call succeeded, the counter reads around it were in order, the bracket
+ *    within twice the bound); a track without one continues uncorrected for one life at
+ *    most, and a track whose kernel clock cannot be held within the bound (no good
+ *    reading twice in a row, readings too noisy, the kernel behind the counter beyond the
+ *    bound) stops: its reads get the kernel's value, never below what it handed out
+ *    (hold_ns), and pass through once the kernel is past that. */
 #ifndef CALIB_SEGMENT_H
 #define CALIB_SEGMENT_H
 
@@ -38,11 +46,42 @@ struct segment {
 	struct track_params clk[TRACKS];
 };
 
-/* What the rate is measured against: two past anchors, the older one 4 to 8 lives back. */
+/* What the rate is measured against, per enum clock_family: two past readings, the older
+ * one 4 to 8 lives back (ref_counter 0: none yet). */
 struct rate_state {
-	uint64_t ref_counter, ref_ns[2];    /* [enum clock_family] */
-	uint64_t cand_counter, cand_ns[2];
-	uint64_t ns_per_tick_q62[2];        /* the kernel's recent rate, per family, * 2^62 */
+	uint64_t ref_counter[2], ref_ns[2];
+	uint64_t cand_counter[2], cand_ns[2];
+	uint64_t ns_per_tick_q62[2];        /* the kernel's recent rate, * 2^62 */
+};
+
+/* Why a track no longer serves (struct track_health's stopped), 0 while it does. A whole
+ * line stops (active 0) with one cause for every track it still served. */
+enum track_stop {
+	TRACK_SERVING,
+	TRACK_UNREADABLE,  /* no good reading of its kernel clock (failed, out of order, or
+	                    * slower than twice the bound), at the start or twice in a row */
+	TRACK_NOISY,       /* its readings disagree among themselves by more than a quarter of
+	                    * the bound (at the start, or twice in a row): the served clock could
+	                    * not stay within the bound of them */
+	TRACK_BEHIND,      /* the kernel's clock fell behind the counter by more than the
+	                    * bound (frozen, slowed or stepped back): following would step back */
+	TRACK_JUMPS,       /* the kernel's clock jumped ahead three re-synchronizations in a row */
+	TRACK_UNCOVERED,   /* the process may now run on CPUs the verdict did not compare */
+	TRACK_CORRUPT,     /* a plan no read form covers */
+	TRACK_STOP_CAUSES
+};
+
+/* What each cause means, for the verbose line and the status. */
+const char *track_stop_text(enum track_stop cause);
+
+/* How one track's kernel clock has behaved, and whether the track still serves. Carried
+ * from line to line. */
+struct track_health {
+	uint64_t noise_ns;  /* the readings' spread about their median, the largest of late */
+	uint64_t misses;    /* re-synchronizations in a row without a good reading */
+	uint64_t noisy;     /* re-synchronizations in a row whose readings spread too far */
+	uint64_t stopped;   /* enum track_stop */
+	uint64_t hold_ns;   /* stopped: what kernel reads handed out for it beyond the line */
 };
 
 struct line {
@@ -59,20 +98,70 @@ struct line {
 	uint64_t prev_floor[TRACKS]; /* ...never below these (what kernel reads handed out) */
 	struct rate_state rate;
 	uint64_t reanchors_in_a_row;
+	struct track_health health[TRACKS];
+	uint64_t stopped_now;     /* bit per track this plan stopped: its hold still takes in
+	                           * the floor at publication (line_apply_floor) */
 };
 
-/* The kernel's clocks at one counter value. ns[k] is the kernel's clock k at counter,
- * known to lie within +/- width_ns[k] / 2 (the bracket, or the bracket plus the interval
- * of an offset read between two MONOTONIC reads). */
+static inline bool track_serves(const struct line *l, int k)
+{
+	return l->active && l->health[k].stopped == TRACK_SERVING;
+}
+
+/* The least a read of stopped track k at counter t may give: the most it handed out.
+ * Its segments are the line it served up to where it stopped, flat after (and for a
+ * line stopped whole, its own segments, clamped at their end), and what kernel reads
+ * handed out beyond them. So a monotonic clock that stops never steps back, and serves
+ * nothing new: its reads give the kernel's value where that is more, and pass through
+ * once the kernel is past this (a wall clock is never held). */
+static inline uint64_t track_hold(const struct line *l, int k, uint64_t t);
+
+/* The kernel's clocks at one counter value, from checked readings (anchor_track_from).
+ * Only the tracks in `valid` have one. ns[k] is the kernel's clock k at counter, known to
+ * lie within +/- width_ns[k] / 2 (its reading's bracket) where the clock is consistent;
+ * spread_ns[k] says how far the readings of clock k disagreed among themselves beyond
+ * their brackets (noise, readings out of order): 0 for a consistent clock. */
 struct anchor {
 	uint64_t counter;
+	uint32_t valid;               /* bit per track */
 	uint64_t ns[TRACKS];
 	uint64_t width_ns[TRACKS];
+	uint64_t spread_ns[TRACKS];
 };
+
+/* One reading of a kernel clock between two ordered counter reads. */
+struct clock_reading {
+	uint64_t before, after;       /* the counter around the call */
+	uint64_t ns;                  /* what it read, where ok */
+	bool ok;                      /* it returned 0 with a time (0 <= tv_nsec < 1e9) */
+};
+
+/* Which readings may place a clock: a bracket no wider than widest_ticks, taken within
+ * farthest_ticks of the anchor's counter value (a reading after a long preemption is
+ * brought back over a distance on which the slope's error would show). */
+struct reading_limits {
+	double ns_per_tick;
+	uint64_t widest_ticks;
+	uint64_t farthest_ticks;
+};
+
+/* Whether a reading is good: ok, the counter in order around it, within the limits of
+ * an anchor at counter value `at`. */
+bool reading_is_good(const struct clock_reading *r, uint64_t at, const struct reading_limits *limits);
+
+/* Track k of `a` at a->counter from n readings of its clock: the median of the good ones,
+ * each brought to a->counter on the slope; its bracket's width; and the spread: the
+ * second largest distance of a good reading from the median beyond both brackets (one
+ * reading out of order among three moves neither the value nor the spread). Sets the
+ * track's bit in a->valid and returns true, or returns false (no good reading). */
+bool anchor_track_from(struct anchor *a, int k, const struct clock_reading *readings, int n,
+		       const struct reading_limits *limits);
 
 struct plan_config {
 	uint64_t life_ticks;      /* a segment is re-synchronized after one life, used for two */
-	uint64_t watchdog_ns;     /* disagreement that is a fault, not drift */
+	uint64_t bound_ns;        /* TSCSHIM_MAX_ERROR_NS: a disagreement proven beyond it is a
+	                           * fault of the kernel's clock, not drift */
+	uint64_t watchdog_ns;     /* disagreement that tells a moved time namespace */
 	uint64_t narrow_ns;       /* anchors this precise are trusted fully; wider, less */
 	double calibrated_ns_per_tick;
 	double max_rate_deviation; /* the kernel's rate is kept within this of the calibrated */
@@ -93,6 +182,12 @@ static inline uint64_t line_value(const struct line *l, int k, uint64_t t)
 		return segment_value(&l->cur, k, t);
 	uint64_t v = segment_value(&l->prev, k, t);
 	return v > l->prev_floor[k] ? v : l->prev_floor[k];
+}
+
+static inline uint64_t track_hold(const struct line *l, int k, uint64_t t)
+{
+	uint64_t v = line_value(l, k, t);
+	return v > l->health[k].hold_ns ? v : l->health[k].hold_ns;
 }
 
 /* One range of counter values the hot path serves in line, with its read form (calib/
@@ -123,17 +218,28 @@ struct line_forms {
  * form covers (over 2^63 ns: only a corrupt plan) stops the line. */
 void line_seal(struct line *l, struct line_forms *forms);
 
-/* Makes l inactive: every read takes the slow path, which passes through. */
-void line_stop(struct line *l);
+/* How far a clock's readings may spread among themselves (struct anchor's spread_ns)
+ * and it still serve: a quarter of the bound. The served value follows the median of its
+ * readings, and a reading around any served value may lie as far from it again. */
+uint64_t segment_noise_limit(const struct plan_config *cfg);
 
-/* A fresh line anchored on the kernel at a, at the calibrated rate. */
-void segment_first(struct line *out, const struct anchor *a, const struct plan_config *cfg);
+/* Makes l inactive, every track it still served stopped for `cause`: every read takes
+ * the slow path, which gives the kernel's value, never below track_hold. */
+void line_stop(struct line *l, enum track_stop cause);
+
+/* A fresh line anchored on the kernel at a, at the calibrated rate. A track without a
+ * good reading, or whose readings spread beyond a quarter of the bound, starts stopped (nothing
+ * of it was served: no hold). Returns false, and nothing usable, when MONOTONIC itself is
+ * one of them: no line can be drawn. */
+bool segment_first(struct line *out, const struct anchor *a, const struct plan_config *cfg);
 
 enum plan_outcome {
 	PLAN_CONTINUE,   /* a new segment continuing the old one's value, slewing to the kernel */
 	PLAN_STALE,      /* the old line lapsed (nobody re-synchronized in time): re-anchored */
-	PLAN_REANCHOR,   /* the kernel was ahead beyond the watchdog: stepped forward to it */
-	PLAN_STOP,       /* the counter ran ahead, or too many re-anchors: stop serving */
+	PLAN_REANCHOR,   /* the kernel was ahead beyond the bound: stepped forward to it */
+	PLAN_STOP,       /* MONOTONIC stopped (the counter ran ahead, too many re-anchors,
+	                  * too noisy, unreadable): the line stops serving */
+	PLAN_NO_ANCHOR,  /* the anchor has no good MONOTONIC reading: nothing to publish */
 };
 
 struct plan_inputs {
@@ -159,6 +265,12 @@ static inline uint32_t plan_floor_exempt(const struct plan *p)
 
 /* The next line after old, from an anchor at or past old's current segment's start (a
  * writer re-synchronizes at or past its expiry; a lapsed line is past its hard end).
+ * Each track still served is judged on its own reading: none (a miss; the second in a
+ * row, or one on a lapsed line, stops it), too noisy (the second in a row stops it), the kernel behind beyond the
+ * bound (stops; a wall
+ * clock follows), ahead beyond it (steps forward to it), else a slew towards it. A
+ * MONOTONIC that stops stops the whole line (PLAN_STOP); an anchor without MONOTONIC
+ * plans nothing (PLAN_NO_ANCHOR).
  * The plan keeps old's current segment as the new previous one and drops old's previous
  * one, which serves the counter before that start: a caller whose anchor may lie before
  * it (a fork child continuing a line its parent had just published) takes old as it is

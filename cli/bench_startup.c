@@ -227,15 +227,20 @@ static const char *host_words(void)
 	struct timespec ts;
 	for (int i = 0; i < 64; i++) {
 		uint64_t t0 = __rdtscp(&aux);
-		kernel_clock_gettime(CLOCK_MONOTONIC, &ts);
+		int rc = kernel_clock_gettime(CLOCK_MONOTONIC, &ts);
 		uint64_t t = __rdtscp(&aux) - t0;
-		best = t < best ? t : best;
+		if (rc == 0 && t < best)
+			best = t;
 	}
 	/* Ticks to ns with a rate taken around a short sleep. */
 	uint64_t k0 = kernel_clock_ns(CLOCK_MONOTONIC), t0 = __rdtscp(&aux);
 	struct timespec nap = {0, 5000000};
 	nanosleep(&nap, NULL);
 	uint64_t t1 = __rdtscp(&aux), k1 = kernel_clock_ns(CLOCK_MONOTONIC);
+	if (best == UINT64_MAX || k0 == 0 || k1 <= k0 || t1 <= t0) {
+		snprintf(words, sizeof words, "clocksource %s, a system call: not measured (clock_gettime failed)", source);
+		return words;
+	}
 	double ns_per_tick = (double)(k1 - k0) / (double)(t1 - t0);
 	snprintf(words, sizeof words, "clocksource %s, a system call %.0f ns", source, (double)best * ns_per_tick);
 	return words;

@@ -15,7 +15,7 @@
 /* The newest layout of struct tscshim_status this header declares: the version-1 fields,
  * then version 2's, then version 3's. Fields are only ever appended, each version's after
  * the last; a caller passes tscshim_status_sized() the size it was built with. */
-#define TSCSHIM_STATUS_VERSION 3
+#define TSCSHIM_STATUS_VERSION 4
 
 #ifdef __cplusplus
 extern "C" {
@@ -27,6 +27,20 @@ enum tscshim_source {
 	TSCSHIM_SOURCE_SYSTEM_RECORD, /* the machine-wide record (TSCSHIM_SYSTEM_RECORD) */
 	TSCSHIM_SOURCE_USER_CACHE,    /* the per-user cache (TSCSHIM_CACHE) */
 	TSCSHIM_SOURCE_MEASURED,      /* measured by this process's decision */
+};
+
+/* Why the counter no longer serves a clock (version 4's stop_cause). */
+enum tscshim_stop {
+	TSCSHIM_STOP_NONE,       /* it serves (or was never to serve) */
+	TSCSHIM_STOP_UNREADABLE, /* the kernel's clock gave no good reading: its calls failed,
+	                          * read out of order, or took over twice TSCSHIM_MAX_ERROR_NS,
+	                          * at the start or at two re-synchronizations in a row */
+	TSCSHIM_STOP_NOISY,      /* its readings spread by more than a quarter of the bound */
+	TSCSHIM_STOP_BEHIND,     /* the kernel's clock fell behind the counter beyond the bound
+	                          * (frozen, slowed or stepped back) */
+	TSCSHIM_STOP_JUMPS,      /* it jumped ahead at three re-synchronizations in a row */
+	TSCSHIM_STOP_UNCOVERED,  /* the process may now run on CPUs the verdict did not compare */
+	TSCSHIM_STOP_CORRUPT,    /* an internal plan no read form covers */
 };
 
 /* The per-clock counters, in this order (the stats line's fields). */
@@ -92,6 +106,17 @@ struct tscshim_status {
 	 * cost_fenced_ps is of, the cheapest measured (0: none measured). */
 	uint32_t read_plan;
 	uint32_t cost_fenced_plan;
+
+	/* ---- version 4: filled by tscshim_status_sized() only ---- */
+	/* The clocks the decision serves that the counter does not serve now (a bit per clock,
+	 * as served_clocks, which no longer has them): their kernel clock misbehaved, at the
+	 * start or since, and each passes through (after holding at what it served until the
+	 * kernel's value passed it). Why, per enum tscshim_stat_clock: an enum tscshim_stop. */
+	uint32_t stopped_clocks;
+	uint32_t stop_cause[TSCSHIM_STAT_CLOCKS];
+	uint64_t held_reads;        /* reads of a stopped clock answered at what it had served,
+	                             * the kernel's value being below it */
+	uint64_t unreadable_anchors; /* re-synchronizations that had no good reading of a clock */
 };
 
 /* Fills the version-1 fields of *out (a caller built against version 1 passes a struct

@@ -40,6 +40,7 @@
 #include "line.h"
 #include "load_page.h"
 #include "real.h"
+#include "say.h"
 #include "signals.h"
 #include "test_points.h"
 
@@ -63,6 +64,7 @@ static struct cpu_mask covered ON_LOAD_PAGE; /* the CPUs the verdict compared */
 static bool covers_every_cpu ON_LOAD_PAGE; /* covered holds every possible CPU: never left */
 static bool started ON_LOAD_PAGE; /* a first line was published and not closed (a fork child inherits it) */
 static uint64_t kernel_read_step_ns ON_LOAD_PAGE; /* a kernel read raises the floor by at least this much */
+static uint32_t served_at_start ON_LOAD_PAGE; /* bit per track the first line opened */
 
 /* In memory a fork child keeps: what its parent last published, for continuity. Each
  * only grows. The slot shadow_state names is not free: its superseding writer frees it
@@ -121,72 +123,61 @@ static void setup_fork_wiped(void)
 
 /* ---- anchors ---- */
 
-/* A bracket's width in ticks as ns on the calibrated slope, saturating at 1e15. */
-static uint64_t width_to_ns(uint64_t ticks)
+/* Nothing unmeasured is served: every reading of the kernel's clocks is checked (the
+ * call's result, a time in the timespec, the counter reads around it in order and close
+ * enough, its agreement with the other readings), and a line is planned only from the
+ * tracks whose readings passed (calib/segment.h). */
+
+/* One reading of kernel clock `id` between two ordered counter reads. */
+static struct clock_reading read_clock(clockid_t id)
 {
-	double ns = (double)ticks * plan_cfg.calibrated_ns_per_tick;
-	return ns < 1e15 ? (uint64_t)ns : (uint64_t)1e15;
+	struct timespec ts;
+	struct clock_reading r = {.before = counter_read_ordered()};
+	int rc = real_clock_gettime(id, &ts);
+	r.after = counter_read_ordered();
+	r.ok = rc == 0 && timespec_is_time(&ts);
+	r.ns = r.ok ? timespec_to_ns(&ts) : 0;
+	return r;
 }
 
-/* The narrowest of `tries` brackets of one kernel clock between two ordered counter
- * reads, stopping after three once one is narrow. Returns its width in ticks. */
-static uint64_t bracket(clockid_t id, int tries, uint64_t narrow_ticks, uint64_t *counter,
-			uint64_t *ns)
-{
-	uint64_t width = UINT64_MAX;
-	for (int i = 0; i < tries && (i < 3 || width > narrow_ticks); i++) {
-		struct timespec ts;
-		uint64_t before = counter_read_ordered();
-		real_clock_gettime(id, &ts);
-		uint64_t after = counter_read_ordered();
-		uint64_t w = after >= before ? after - before : UINT64_MAX / 2;
-		if (w >= width)
-			continue;
-		width = w;
-		*counter = before + w / 2;
-		*ns = timespec_to_ns(&ts);
-	}
-	return width;
-}
+enum { READINGS_MOST = 8 };
 
-/* All served clocks at one counter value. REALTIME and BOOTTIME come as offsets from
- * MONOTONIC read between two MONOTONIC reads m1 < m2: the offset lies in
- * [x - m2, x - m1], so its uncertainty is m2 - m1 plus MONOTONIC's own. */
-static void take_anchor(struct anchor *a, int tries)
+/* Every served clock at one counter value, each from readings of its own bracketed by
+ * the counter: at least `want` good ones, one of them narrow, in at most `tries` (a
+ * clock that fails, reads out of order or slowly takes more). Each reading is brought to
+ * the anchor's counter value on the rate of its clock's family as `line` last measured it
+ * (the calibrated rate without a line). A clock with no good reading is left out of
+ * a->valid. */
+static void take_anchor(struct anchor *a, int tries, int want, const struct line *line)
 {
 	const double tick = plan_cfg.calibrated_ns_per_tick;
 	uint64_t narrow_ticks = (uint64_t)((double)plan_cfg.narrow_ns / tick);
-	uint64_t w = bracket(CLOCK_MONOTONIC, tries, narrow_ticks, &a->counter,
-			     &a->ns[SERVED_MONOTONIC]);
-	a->width_ns[SERVED_MONOTONIC] = width_to_ns(w);
-
-	uint64_t raw_counter = a->counter, raw_ns = 0;
-	w = bracket(CLOCK_MONOTONIC_RAW, tries, narrow_ticks, &raw_counter, &raw_ns);
-	/* Brought to the same counter value, a few hundred ns away, on the calibrated slope. */
-	a->ns[SERVED_MONOTONIC_RAW] = raw_ns - (uint64_t)(int64_t)((double)(int64_t)(raw_counter - a->counter) * tick);
-	a->width_ns[SERVED_MONOTONIC_RAW] = width_to_ns(w);
-
-	uint64_t narrowest = UINT64_MAX, real_offset = 0, boot_offset = 0;
-	for (int i = 0; i < tries && (i < 3 || narrowest > plan_cfg.narrow_ns); i++) {
-		struct timespec m1, r, b, m2;
-		real_clock_gettime(CLOCK_MONOTONIC, &m1);
-		real_clock_gettime(CLOCK_REALTIME, &r);
-		real_clock_gettime(CLOCK_BOOTTIME, &b);
-		real_clock_gettime(CLOCK_MONOTONIC, &m2);
-		uint64_t lo = timespec_to_ns(&m1), hi = timespec_to_ns(&m2);
-		if (hi < lo || hi - lo >= narrowest)
-			continue;
-		narrowest = hi - lo;
-		uint64_t mid = lo + narrowest / 2;
-		real_offset = timespec_to_ns(&r) - mid;
-		boot_offset = timespec_to_ns(&b) - mid;
+	/* A reading slower than twice the bound cannot place the clock within it. One
+	 * brought back to the anchor from further than 1/16 of the bound at the largest rate
+	 * error allowed (max_rate_deviation: 62 us at the default bound; a reading after a
+	 * preemption) could look like noise. */
+	const struct reading_limits limits = {
+		.widest_ticks = (uint64_t)((double)(2 * plan_cfg.bound_ns) / tick),
+		.farthest_ticks = (uint64_t)((double)plan_cfg.bound_ns / 16 / plan_cfg.max_rate_deviation / tick),
+	};
+	*a = (struct anchor){.counter = counter_read_ordered()};
+	for (int k = 0; k < TRACKS; k++) {
+		struct reading_limits own = limits;
+		own.ns_per_tick = line ? line_rate(line, clock_table[k].family) : tick;
+		struct clock_reading r[READINGS_MOST];
+		int n = 0, good = 0;
+		bool narrow = false;
+		while (n < tries && n < READINGS_MOST && (good < want || !narrow)) {
+			r[n] = read_clock(clock_table[k].id);
+			if (reading_is_good(&r[n], a->counter, &own)) {
+				good++;
+				narrow |= r[n].after - r[n].before <= narrow_ticks;
+			}
+			n++;
+		}
+		if (!anchor_track_from(a, k, r, n, &own))
+			atomic_fetch_add_explicit(&clock_tally.unreadable_anchors, 1, memory_order_relaxed);
 	}
-	if (narrowest == UINT64_MAX)
-		narrowest = (uint64_t)1e15;
-	a->ns[SERVED_REALTIME] = a->ns[SERVED_MONOTONIC] + real_offset;
-	a->ns[SERVED_BOOTTIME] = a->ns[SERVED_MONOTONIC] + boot_offset;
-	a->width_ns[SERVED_REALTIME] = a->width_ns[SERVED_BOOTTIME] =
-		a->width_ns[SERVED_MONOTONIC] + narrowest;
 }
 
 /* ---- lines in slots ---- */
@@ -239,7 +230,12 @@ static int claim_slot(unsigned avoid_a, unsigned avoid_b)
 }
 
 
-enum write_result { WRITE_PUBLISHED, WRITE_LOST, WRITE_NO_SLOT };
+enum write_result {
+	WRITE_PUBLISHED,
+	WRITE_LOST,      /* another publication (or a raised floor beyond the plan) came first */
+	WRITE_NO_SLOT,
+	WRITE_NO_ANCHOR, /* no good reading of MONOTONIC: nothing measured, nothing published */
+};
 
 /* Publishes `next`, planned from the line that state `expected[0]` names with floor
  * `expected[1]`. A floor raised meanwhile is applied and the publication tried again; a
@@ -286,6 +282,22 @@ static enum write_result publish(uint64_t expected[2], struct line *next, uint32
 	return result;
 }
 
+/* Says, once, which clocks a publication stopped and why: in the counters that
+ * tscshim_status reads, and in one verbose line. */
+static void note_stops(const struct line *published)
+{
+	for (int k = 0; k < TRACKS; k++) {
+		uint64_t bit = 1u << k;
+		enum track_stop cause = (enum track_stop)published->health[k].stopped;
+		if (cause == TRACK_SERVING || (atomic_fetch_or(&clock_tally.stopped_clocks, bit) & bit))
+			continue;
+		atomic_store_explicit(&clock_tally.stop_cause[k], cause, memory_order_relaxed);
+		if (say_level >= 1 && (served_at_start & bit))
+			say_brief("stopped serving ", clock_table[k].name, ": ", track_stop_text(cause),
+				  "; it passes through from here on", NULL);
+	}
+}
+
 static void count_plan(const struct plan *p)
 {
 	if (p->error_measured) {
@@ -294,10 +306,11 @@ static void count_plan(const struct plan *p)
 	}
 	if (p->outcome == PLAN_REANCHOR)
 		atomic_fetch_add_explicit(&clock_tally.reanchors, 1, memory_order_relaxed);
-	if (p->outcome == PLAN_STOP)
+	if (p->next.stopped_now)
 		atomic_fetch_add_explicit(&clock_tally.stops, 1, memory_order_relaxed);
-	else
+	if (p->outcome != PLAN_STOP)
 		atomic_fetch_add_explicit(&clock_tally.resyncs, 1, memory_order_relaxed);
+	note_stops(&p->next);
 }
 
 /* One re-synchronization from the line `old` that state `w` names. */
@@ -305,11 +318,23 @@ static enum write_result resync(uint64_t w, const struct line *old, uint64_t now
 {
 	uint64_t expected[2] = {w, __atomic_load_n(&wiped.floor, __ATOMIC_ACQUIRE)};
 	struct anchor a;
-	take_anchor(&a, 8); /* three brackets, more if none was narrow */
+	/* Three good readings of each clock (more if none was narrow): their median holds
+	 * against one out of order. A lapsed line is re-anchored on the kernel's values
+	 * outright, so it takes seven, as does a fault before it is acted on (below). */
+	bool lapsed = now >= old->cur.until;
+	take_anchor(&a, READINGS_MOST, lapsed ? 7 : 3, old);
 	TEST_POINT(TEST_POINT_ANCHORED);
 	struct plan_inputs in = {.old = old, .anchor = &a, .now = now, .cfg = &plan_cfg};
 	struct plan plan;
 	segment_plan(&in, &plan);
+	if (!lapsed && (plan.next.stopped_now || plan.stepped || plan.outcome == PLAN_REANCHOR)) {
+		/* A fault is acted on only when a second, larger set of readings shows it too:
+		 * two readings of three out of order would otherwise step a clock, or stop it. */
+		take_anchor(&a, READINGS_MOST, 7, old);
+		segment_plan(&in, &plan);
+	}
+	if (plan.outcome == PLAN_NO_ANCHOR)
+		return WRITE_NO_ANCHOR; /* the line serves on to its hard end; retried soon */
 	/* The verdict compared the counters of the CPUs allowed at the decision; a process
 	 * whose affinity has widened since may run where nothing was compared. One system
 	 * call per re-synchronization (~0.3 us, first-time dearer on a guest), never on the
@@ -318,8 +343,10 @@ static enum write_result resync(uint64_t w, const struct line *old, uint64_t now
 	bool uncovered = plan.outcome != PLAN_STOP && !covers_every_cpu &&
 			 !(cpu_mask_allowed(&now_allowed) > 0 && cpu_mask_is_subset(&now_allowed, &covered));
 	if (uncovered) {
+		plan.next = *old;
+		plan.next.stopped_now = 0;
+		line_stop(&plan.next, TRACK_UNCOVERED);
 		plan.outcome = PLAN_STOP;
-		line_stop(&plan.next);
 	}
 	enum write_result r = publish(expected, &plan.next, plan_floor_exempt(&plan), 0, false);
 	if (r == WRITE_PUBLISHED && uncovered)
@@ -331,11 +358,46 @@ static enum write_result resync(uint64_t w, const struct line *old, uint64_t now
 	return r;
 }
 
+/* Whether every clock has a good reading in the anchor, none spread beyond what a first
+ * line accepts. */
+static bool anchor_complete(const struct anchor *a)
+{
+	for (int k = 0; k < TRACKS; k++)
+		if (!(a->valid & (1u << k)) || a->spread_ns[k] > segment_noise_limit(&plan_cfg))
+			return false;
+	return true;
+}
+
+/* A fork child's line from its parent's, whose kernel's clocks agree with the anchor:
+ * the parent's as it is while it still serves now, as it would in the parent (the child
+ * re-synchronizes at its expiry like any thread), else planned on from it. Not planned
+ * on while it serves: a re-synchronized line's current segment starts at its
+ * predecessor's hard end, up to a life after it was published, and serves the counter
+ * before that from its previous segment; a plan keeps only the current one
+ * (segment_plan), so reads before its start were held at its start value: up to a life
+ * ahead of the kernel. Out of line, so that its plan is on the stack only while it is
+ * made. Returns the tracks the floor must not hold up. */
+static __attribute__((noinline)) uint32_t continue_parent(const struct line *parent, const struct anchor *a,
+							  struct line *next)
+{
+	if (a->counter < parent->expiry) {
+		*next = *parent;
+		return 0;
+	}
+	struct plan_inputs in = {.old = parent, .anchor = a, .now = a->counter, .cfg = &plan_cfg};
+	struct plan plan;
+	segment_plan(&in, &plan);
+	*next = plan.next;
+	return plan_floor_exempt(&plan);
+}
+
 /* The first line of a process, or of a fork child (state 0). A child continues its
  * parent's line, so it never reads earlier than its parent did, unless the kernel's
  * clocks no longer agree with it: a time namespace moved them (or the parent's line had
- * lapsed), and the child anchors afresh. */
-static enum write_result recover(bool signals_blocked)
+ * lapsed), and the child anchors afresh, its parent's stopped clocks still stopped.
+ * Without a good reading of MONOTONIC (or with readings too noisy for the bound, where
+ * it anchors afresh) nothing is published: *why says which. */
+static enum write_result recover(bool signals_blocked, enum track_stop *why)
 {
 	uint64_t parent_state = atomic_load_explicit(&shadow_state, memory_order_acquire);
 	unsigned parent_slot = slot_of(parent_state);
@@ -351,41 +413,46 @@ static enum write_result recover(bool signals_blocked)
 		have_parent = true;
 	}
 	struct anchor a;
-	take_anchor(&a, 16); /* a first line wants a narrow bracket: try harder */
+	/* A first line wants a narrow bracket and a view of the noise (a child's, its
+	 * parent's rates). A clock missing from it would never serve, so it is taken again,
+	 * twice at most, where one is missing or spread: a preemption at the wrong moment
+	 * goes, a clock that fails or is noisy stays. */
+	for (int attempt = 0; attempt < 3; attempt++) {
+		take_anchor(&a, READINGS_MOST, 5, have_parent ? &parent : NULL);
+		if (anchor_complete(&a))
+			break;
+	}
 	TEST_POINT(TEST_POINT_ANCHORED);
+	*why = TRACK_UNREADABLE;
+	if (!(a.valid & (1u << SERVED_MONOTONIC)))
+		return WRITE_NO_ANCHOR;
 	uint64_t expected[2] = {0, 0};
 	struct line next;
 	uint32_t exempt = 0;
 	if (have_parent && !parent.active) {
-		next = parent; /* the parent's watchdog stopped serving: so does the child */
+		next = parent; /* the parent stopped serving: so does the child */
 	} else if (have_parent && line_agrees(&parent, &a, plan_cfg.watchdog_ns)) {
 		expected[1] = atomic_load_explicit(&shadow_floor, memory_order_acquire);
-		if (a.counter < parent.expiry) {
-			/* The parent's line still serves now, as it would in the parent: the
-			 * child takes it as it is and re-synchronizes at its expiry like any
-			 * thread. Not planned on from here: a re-synchronized line's current
-			 * segment starts at its predecessor's hard end, up to a life after it was
-			 * published, and serves the counter before that from its previous
-			 * segment; a plan keeps only the current one (segment_plan), so reads
-			 * before its start were held at its start value: up to a life ahead of
-			 * the kernel. */
-			next = parent;
-		} else {
-			struct plan_inputs in = {.old = &parent, .anchor = &a, .now = a.counter, .cfg = &plan_cfg};
-			struct plan plan;
-			segment_plan(&in, &plan);
-			next = plan.next;
-			exempt = plan_floor_exempt(&plan);
-		}
+		exempt = continue_parent(&parent, &a, &next);
 	} else {
-		segment_first(&next, &a, &plan_cfg);
+		if (!segment_first(&next, &a, &plan_cfg)) {
+			*why = (enum track_stop)next.health[SERVED_MONOTONIC].stopped;
+			return WRITE_NO_ANCHOR;
+		}
+		/* In a moved time namespace nothing was handed out yet: no hold. */
+		for (int k = 0; have_parent && k < TRACKS; k++)
+			if (parent.health[k].stopped != TRACK_SERVING)
+				next.health[k] = (struct track_health){.stopped = parent.health[k].stopped};
 	}
 	/* The floor half of the pair is 0 here (wiped); a continued line carries its
 	 * parent's floor in its bases instead. */
 	if (!line_apply_floor(&next, expected[1], exempt))
 		return WRITE_LOST;
 	expected[1] = 0;
-	return publish(expected, &next, exempt, parent_slot, signals_blocked);
+	enum write_result r = publish(expected, &next, exempt, parent_slot, signals_blocked);
+	if (r == WRITE_PUBLISHED)
+		note_stops(&next);
+	return r;
 }
 
 /* ---- the turn to write ---- */
@@ -400,23 +467,36 @@ static bool take_turn(uint64_t now, uint64_t *mine)
 						       memory_order_acquire, memory_order_relaxed);
 }
 
-static void end_turn(uint64_t mine)
+/* Ends a turn: the next reader past expiry may write at once, or, after a
+ * re-synchronization that found no good reading, from `retry_at` on (a short back-off,
+ * so that a failing clock is not read by every reader in a crowd). */
+static void end_turn(uint64_t mine, uint64_t retry_at)
 {
-	atomic_compare_exchange_strong_explicit(&wiped.writer_token, &mine, 0,
+	atomic_compare_exchange_strong_explicit(&wiped.writer_token, &mine, retry_at,
 						memory_order_release, memory_order_relaxed);
 }
 
+static uint64_t retry_after_no_anchor(uint64_t now)
+{
+	return now + plan_cfg.life_ticks / 8;
+}
+
 /* ---- the slow path ---- */
+
+enum kernel_read_result { KERNEL_READ_SERVED, KERNEL_READ_RETRY, KERNEL_READ_FAILED };
 
 /* Past the hard end of line `l` (state w), with no turn to write: the kernel's clock,
  * never below the line's end or the floor. It moves the floor only by steps of at least
  * kernel_read_step_ns, so that a crowd of readers here does not keep a writer from
  * publishing; in between it stands still, for at most the line's lead on the kernel
- * plus one step. Returns false if the state changed: read the new line. */
-static bool kernel_read(unsigned clock, uint64_t w, const struct line *l, struct timespec *ts)
+ * plus one step. KERNEL_READ_RETRY: the state changed, read the new line;
+ * KERNEL_READ_FAILED: the kernel's clock gave no time, the caller's call passes through
+ * (and returns what the kernel returns). */
+static enum kernel_read_result kernel_read(unsigned clock, uint64_t w, const struct line *l, struct timespec *ts)
 {
 	struct timespec now;
-	real_clock_gettime(CLOCK_MONOTONIC, &now);
+	if (real_clock_gettime(CLOCK_MONOTONIC, &now) != 0 || !timespec_is_time(&now))
+		return KERNEL_READ_FAILED;
 	uint64_t kernel = timespec_to_ns(&now);
 	uint64_t expected[2] = {w, __atomic_load_n(&wiped.floor, __ATOMIC_ACQUIRE)};
 	uint64_t end = segment_value(&l->cur, SERVED_MONOTONIC, l->cur.until);
@@ -427,15 +507,44 @@ static bool kernel_read(unsigned clock, uint64_t w, const struct line *l, struct
 		/* Committed before it is handed out: a writer that read the older floor
 		 * fails its compare-and-swap and takes this one into account. */
 		if (!counter_cas_pair(&wiped.state, expected, w, kernel))
-			return false;
+			return KERNEL_READ_RETRY;
 		atomic_max(&shadow_floor, kernel);
 		value = kernel;
 	} else if (__atomic_load_n(&wiped.state, __ATOMIC_ACQUIRE) != w) {
-		return false;
+		return KERNEL_READ_RETRY;
 	}
 	atomic_fetch_add_explicit(&clock_tally.kernel_reads, 1, memory_order_relaxed);
 	ns_to_timespec(line_kernel_read_value(l, (int)clock, value), ts);
-	return true;
+	return KERNEL_READ_SERVED;
+}
+
+/* A read of a clock whose track stopped (or whose whole line did): the kernel's own
+ * value, never below what the track handed out up to now (track_hold: so a monotonic
+ * clock does not step back where the kernel's own did not). Once the kernel is past the
+ * most the track could ever have handed out (its line's flat end), the clock passes
+ * through for good, at the hot path's first test: every kernel value from then on is
+ * above anything it served, in every thread. A wall clock is never held. Returns 1 with
+ * *ts, or 0 when the kernel's call gave no time: the caller's own call then returns what
+ * the kernel returns. */
+static int stopped_read(unsigned clock, const struct line *l, uint64_t t, struct timespec *ts)
+{
+	struct timespec now;
+	if (real_clock_gettime(clock_table[clock].id, &now) != 0 || !timespec_is_time(&now))
+		return 0;
+	uint64_t kernel = timespec_to_ns(&now);
+	if (clock_table[clock].wall || kernel >= track_hold(l, (int)clock, UINT64_MAX)) {
+		__atomic_store_n(&clock_config.served_index[clock_table[clock].id], 0, __ATOMIC_RELEASE);
+		*ts = now;
+		return 1;
+	}
+	uint64_t hold = track_hold(l, (int)clock, t);
+	if (kernel >= hold) {
+		*ts = now;
+		return 1;
+	}
+	atomic_fetch_add_explicit(&clock_tally.held_reads, 1, memory_order_relaxed);
+	ns_to_timespec(hold, ts);
+	return 1;
 }
 
 enum { WRITE_ATTEMPTS = 4 };
@@ -452,18 +561,20 @@ int clock_read_slow(unsigned clock, struct timespec *ts)
 			/* No line: a fork child's first read (or one racing it). */
 			if (attempt >= WRITE_ATTEMPTS)
 				return 0;
-			recover(false);
+			enum track_stop why;
+			if (recover(false, &why) == WRITE_NO_ANCHOR)
+				attempt++; /* a clock that gives no reading: pass through sooner */
 			t = read_counter();
 			continue;
 		}
-		if (!l.active)
-			return 0;
+		if (!track_serves(&l, (int)clock))
+			return stopped_read(clock, &l, read_counter(), ts);
 		if (t < l.cur.until) {
 			uint64_t mine;
 			if (t >= l.expiry && attempt == 0 && take_turn(t, &mine)) {
 				/* The new line equals this one up to its hard end. */
-				resync(w, &l, t);
-				end_turn(mine);
+				enum write_result r = resync(w, &l, t);
+				end_turn(mine, r == WRITE_NO_ANCHOR ? retry_after_no_anchor(t) : 0);
 			}
 			ns_to_timespec(line_value(&l, (int)clock, t), ts);
 			return 1;
@@ -471,14 +582,20 @@ int clock_read_slow(unsigned clock, struct timespec *ts)
 		uint64_t mine;
 		if (attempt < WRITE_ATTEMPTS && take_turn(t, &mine)) {
 			enum write_result r = resync(w, &l, t);
-			end_turn(mine);
-			if (r != WRITE_NO_SLOT) {
+			end_turn(mine, r == WRITE_NO_ANCHOR ? retry_after_no_anchor(t) : 0);
+			if (r == WRITE_PUBLISHED || r == WRITE_LOST) {
 				t = read_counter();
 				continue;
 			}
 		}
-		if (kernel_read(clock, w, &l, ts))
+		switch (kernel_read(clock, w, &l, ts)) {
+		case KERNEL_READ_SERVED:
 			return 1;
+		case KERNEL_READ_FAILED:
+			return 0;
+		case KERNEL_READ_RETRY:
+			break;
+		}
 		t = read_counter();
 	}
 }
@@ -493,7 +610,10 @@ int clock_start(const struct line_setup *setup, const char **err)
 	if (!setup->wiped_marked)
 		setup_fork_wiped();
 	plan_cfg.calibrated_ns_per_tick = (double)setup->ns_per_tick;
-	/* Beyond this the disagreement is not drift but a broken counter or a paused VM. */
+	/* A disagreement with the kernel proven beyond this is the kernel's clock moving
+	 * (a step, a freeze) or misbehaving, not drift. */
+	plan_cfg.bound_ns = setup->max_error_ns;
+	/* Beyond this a fork child's line and its kernel's clocks are another namespace's. */
 	plan_cfg.watchdog_ns = setup->max_error_ns * 100 > 1000000 ? setup->max_error_ns * 100 : 1000000;
 	/* Anchors this precise move the line by their whole measured error. */
 	plan_cfg.narrow_ns = setup->max_error_ns / 2;
@@ -515,16 +635,35 @@ int clock_start(const struct line_setup *setup, const char **err)
 		return -1;
 	}
 
-	if (recover(setup->signals_blocked) != WRITE_PUBLISHED) {
-		*err = "could not publish the first line";
+	enum track_stop why;
+	enum write_result r = recover(setup->signals_blocked, &why);
+	if (r != WRITE_PUBLISHED) {
+		*err = r != WRITE_NO_ANCHOR ? "could not publish the first line"
+		       : why == TRACK_NOISY ? "the kernel's CLOCK_MONOTONIC is too noisy to hold the error bound"
+					    : "the kernel's CLOCK_MONOTONIC gave no good reading (failed, out of order, "
+					      "or slower than twice the error bound)";
 		return -1;
 	}
 	started = true;
-	/* Opened last: until now every call went to the real function. */
-	for (int c = 0; c < SERVED_CLOCK_COUNT; c++)
-		if (setup->served & (1u << c))
-			__atomic_store_n(&clock_config.served_index[clock_table[c].id], (uint8_t)(c + 1),
-					 __ATOMIC_RELEASE);
+	/* Opened last, and only for the clocks whose first readings were good: until now
+	 * every call went to the real function, and a clock that starts stopped never
+	 * serves. */
+	uint64_t w;
+	struct line first;
+	while (!snapshot(&w, &first))
+		;
+	for (int c = 0; c < SERVED_CLOCK_COUNT; c++) {
+		if (!(setup->served & (1u << c)))
+			continue;
+		if (!track_serves(&first, c)) {
+			if (say_level >= 1)
+				say_brief("not serving ", clock_table[c].name, ": ",
+					  track_stop_text((enum track_stop)first.health[c].stopped), NULL);
+			continue;
+		}
+		served_at_start |= 1u << c;
+		__atomic_store_n(&clock_config.served_index[clock_table[c].id], (uint8_t)(c + 1), __ATOMIC_RELEASE);
+	}
 	return 0;
 }
 
@@ -559,4 +698,10 @@ void clock_counters(struct clock_counters *out)
 	out->lost_writes = atomic_load(&clock_tally.lost_writes);
 	out->largest_error_ns = atomic_load(&clock_tally.largest_error_ns);
 	out->stopped_uncovered = atomic_load(&clock_tally.stopped_uncovered);
+	out->served_at_start = served_at_start;
+	out->stopped_clocks = (uint32_t)atomic_load(&clock_tally.stopped_clocks);
+	for (int k = 0; k < TRACKS; k++)
+		out->stop_cause[k] = (uint32_t)atomic_load(&clock_tally.stop_cause[k]);
+	out->held_reads = atomic_load(&clock_tally.held_reads);
+	out->unreadable_anchors = atomic_load(&clock_tally.unreadable_anchors);
 }

@@ -4,6 +4,7 @@
 #ifndef SHIM_CLOCK_H
 #define SHIM_CLOCK_H
 
+#include "clocks.h"
 #include "counter.h"
 #include "system.h"
 
@@ -41,8 +42,9 @@ void clock_set_read_plan(unsigned plan);
 void clock_close(void);
 
 /* Finishes a read the inline part left (READ_SLOW), with a counter value of its own.
- * Returns 1 with *ts filled, or 0: the clock is not served now (stopped), pass the call
- * through. */
+ * Returns 1 with *ts filled, or 0: pass the call through (no line could be drawn, or the
+ * kernel's clock gave no time: the caller's own call returns what the kernel does). A
+ * stopped clock's read is the kernel's value, held at or above what it served. */
 int clock_read_slow(unsigned clock, struct timespec *ts);
 
 /* What the writer side counts, in one hidden object: clock_counters() reads it, and so can
@@ -53,6 +55,13 @@ struct clock_tally {
 	/* Set when serving stopped because the process may now run on CPUs that the verdict
 	 * did not cover (its affinity widened after load), for tscshim_status's reason. */
 	_Atomic uint64_t stopped_uncovered;
+	/* Bit per enum served_clock whose track stopped (a published line says so), and why
+	 * (enum track_stop, calib/segment.h); reads of a stopped clock answered at its hold
+	 * rather than the kernel's lower value; anchors that had no good reading of a clock. */
+	_Atomic uint64_t stopped_clocks;
+	_Atomic uint64_t stop_cause[SERVED_CLOCK_COUNT];
+	_Atomic uint64_t held_reads;
+	_Atomic uint64_t unreadable_anchors;
 };
 #pragma GCC visibility push(hidden)
 extern struct clock_tally clock_tally;
@@ -64,6 +73,11 @@ struct clock_counters {
 	uint64_t lost_writes;   /* re-synchronizations dropped because another published */
 	int active;
 	bool stopped_uncovered; /* stopped: the affinity widened beyond the verdict's CPUs */
+	uint32_t served_at_start; /* bit per enum served_clock the first line opened */
+	uint32_t stopped_clocks;  /* bit per enum served_clock stopped, at the start or since */
+	uint32_t stop_cause[SERVED_CLOCK_COUNT]; /* enum track_stop, per clock */
+	uint64_t held_reads;      /* reads of a stopped clock held above the kernel's value */
+	uint64_t unreadable_anchors; /* anchors with no good reading of some clock */
 	uint64_t mult;
 	uint32_t shift;
 };

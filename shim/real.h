@@ -17,6 +17,8 @@
 #ifndef SHIM_REAL_H
 #define SHIM_REAL_H
 
+#include "raw_syscall.h"
+
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <time.h>
@@ -61,8 +63,8 @@ bool real_is_c_library(void);
 
 /* The real functions, or while one is not known what it would do: the system call,
  * with -1 and errno on failure (one fallback per entry point, here). */
-int real_clock_gettime(clockid_t clock, struct timespec *ts);
-int real_gettimeofday(struct timeval *tv, void *tz);
-int real_timespec_get(struct timespec *ts, int base);
+MUST_CHECK int real_clock_gettime(clockid_t clock, struct timespec *ts);
+MUST_CHECK int real_gettimeofday(struct timeval *tv, void *tz);
+MUST_CHECK int real_timespec_get(struct timespec *ts, int base);
 
 #endif

@@ -223,9 +223,10 @@ void record_mark_stale(const char *path)
 	 * it holds another build's format, this build's file beside it too. The load looks
 	 * beside the cache only where the cache fails its check, so the other build's file is
 	 * marked as well: that build then measures once at its next start, and rewrites it. */
-	if (buffers.read_beside)
-		raw_syscall4(SYS_utimensat, AT_FDCWD, (long)rare.sibling, (long)(struct timespec[2]){{0, 0}, {0, 0}},
-			     AT_SYMLINK_NOFOLLOW);
+	if (buffers.read_beside &&
+	    raw_syscall4(SYS_utimensat, AT_FDCWD, (long)rare.sibling, (long)(struct timespec[2]){{0, 0}, {0, 0}},
+			 AT_SYMLINK_NOFOLLOW) != 0 && say_level >= 2)
+		say("cache ", rare.sibling, ": could not be marked for a measurement", NULL);
 	struct timespec epoch[2] = {{0, 0}, {0, 0}};
 	if (raw_syscall4(SYS_utimensat, AT_FDCWD, (long)path, (long)epoch, AT_SYMLINK_NOFOLLOW) == 0 &&
 	    say_level >= 2)

@@ -42,19 +42,35 @@ void say_at_exit(void)
 	say_fd = is_stderr_of_load(stderr_kept) ? stderr_kept : -1;
 }
 
+static void say_parts(char *line, size_t size, const char *first, va_list ap)
+{
+	struct text t = text_start(line, size - 1);
+	text_add(&t, "tscshim: ");
+	for (const char *part = first; part; part = va_arg(ap, const char *))
+		text_add(&t, part);
+	line[t.len++] = '\n';
+	if (say_fd >= 0) {
+		ssize_t written = write(say_fd, line, t.len);
+		if (written < 0) {
+			/* Nowhere left to say it: the line is lost, as stderr's would be. */
+		}
+	}
+}
+
 void say(const char *first, ...)
 {
 	char line[1024]; /* the verbose decision with every figure and a cache note */
-	struct text t = text_start(line, sizeof line - 1);
-	text_add(&t, "tscshim: ");
 	va_list ap;
 	va_start(ap, first);
-	for (const char *part = first; part; part = va_arg(ap, const char *))
-		text_add(&t, part);
+	say_parts(line, sizeof line, first, ap);
 	va_end(ap);
-	line[t.len++] = '\n';
-	if (say_fd >= 0) {
-		ssize_t ignored = write(say_fd, line, t.len);
-		(void)ignored;
-	}
+}
+
+void say_brief(const char *first, ...)
+{
+	char line[256];
+	va_list ap;
+	va_start(ap, first);
+	say_parts(line, sizeof line, first, ap);
+	va_end(ap);
 }

@@ -14,6 +14,10 @@ extern int say_fd;
 
 void say(const char *first, ...) __attribute__((sentinel));
 
+/* The same, for a short line from deep in a read (a clock that stops serving): its
+ * buffer is 256 bytes, not 1 KiB, on a stack that may be a signal's. */
+void say_brief(const char *first, ...) __attribute__((sentinel));
+
 /* For TSCSHIM_VERBOSE, at load: a copy of stderr (close-on-exec, numbered 64 or above) for
  * a line at exit; say_at_exit() switches say() to it when stderr is no longer that file. */
 void say_keep_stderr(void);

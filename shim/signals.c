@@ -14,6 +14,10 @@ bool signals_block_all(uint64_t *saved)
 
 void signals_restore(bool blocked, const uint64_t *saved)
 {
-	if (blocked)
-		raw_syscall4(SYS_rt_sigprocmask, SIG_SETMASK, (long)saved, 0, sizeof *saved);
+	/* The same call with a mask it just gave back: only a filter that let the block
+	 * through and refuses this could fail it. Tried twice; beyond that the thread keeps
+	 * its signals blocked, and nothing here can do better. */
+	for (int attempt = 0; blocked && attempt < 2; attempt++)
+		if (raw_syscall4(SYS_rt_sigprocmask, SIG_SETMASK, (long)saved, 0, sizeof *saved) == 0)
+			break;
 }

@@ -99,7 +99,12 @@ static const char *write_line(const char *text, size_t len)
 		return path;
 	ssize_t n = write(fd, text, len);
 	int error = n < 0 ? errno : ENOSPC;
-	close(fd);
+	/* Where a file system reports a failed write only at close (NFS, a full quota), the
+	 * line is lost all the same: counted as a failure. */
+	if (close(fd) != 0 && n == (ssize_t)len) {
+		n = -1;
+		error = errno;
+	}
 	if (n == (ssize_t)len)
 		return NULL;
 	errno = error;

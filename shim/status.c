@@ -8,6 +8,7 @@
 #include "line.h"
 #include "stats.h"
 
+#include "segment.h"
 #include "stats_line.h"
 #include "text.h"
 
@@ -23,9 +24,16 @@
 #define STATUS_V1_END STATUS_END_OF(stats_write_failures)
 #define STATUS_V2_END STATUS_END_OF(passed_while_deciding)
 #define STATUS_V3_END STATUS_END_OF(cost_fenced_plan)
-_Static_assert(TSCSHIM_STATUS_VERSION == 3 && STATUS_V3_END == sizeof(struct tscshim_status),
+#define STATUS_V4_END STATUS_END_OF(unreadable_anchors)
+_Static_assert(TSCSHIM_STATUS_VERSION == 4 && STATUS_V4_END == sizeof(struct tscshim_status),
 	       "a field appended to struct tscshim_status starts a new version: give it its end "
 	       "here and in status_version_filled()");
+
+_Static_assert((int)TSCSHIM_STOP_UNREADABLE == (int)TRACK_UNREADABLE && (int)TSCSHIM_STOP_NOISY == (int)TRACK_NOISY &&
+		       (int)TSCSHIM_STOP_BEHIND == (int)TRACK_BEHIND && (int)TSCSHIM_STOP_JUMPS == (int)TRACK_JUMPS &&
+		       (int)TSCSHIM_STOP_UNCOVERED == (int)TRACK_UNCOVERED && (int)TSCSHIM_STOP_CORRUPT == (int)TRACK_CORRUPT &&
+		       (int)TRACK_STOP_CAUSES == (int)TSCSHIM_STOP_CORRUPT + 1 && (int)SERVED_CLOCK_COUNT <= (int)TSCSHIM_STAT_CLOCKS,
+	       "the public causes are segment.h's, in its order");
 
 static void copy_reason(struct tscshim_status *out, const char *text)
 {
@@ -57,17 +65,27 @@ void status_fill(struct tscshim_status *out)
 	clock_counters(&cc);
 	out->decided = 1;
 	out->active = cc.active;
-	if (g->serving && !cc.active)
-		copy_reason(out, cc.stopped_uncovered
-					 ? "stopped serving: the process may now run on CPUs whose counters the verdict did not compare"
-					 : "the watchdog stopped serving: the counter and the kernel's clock disagreed");
-	else
+	if (g->serving && !cc.active) {
+		char why[TSCSHIM_REASON_SIZE];
+		text_line(why, sizeof why, "stopped serving: ",
+			  track_stop_text((enum track_stop)cc.stop_cause[SERVED_MONOTONIC]), NULL);
+		copy_reason(out, why);
+	} else {
 		copy_reason(out, g->reason);
+	}
 	out->rate_millihz = g->rate_millihz;
 	out->max_shift_ns = g->max_shift_ns;
 	out->mult = cc.mult;
 	out->shift = cc.shift;
-	out->served_clocks = g->served;
+	/* The clocks the decision serves that the counter does not (stopped at the start or
+	 * since, or the whole line stopped). */
+	uint32_t stopped = g->serving ? (cc.active ? cc.stopped_clocks : g->served) & g->served : 0;
+	out->served_clocks = g->served & ~stopped;
+	out->stopped_clocks = stopped;
+	for (int c = 0; c < SERVED_CLOCK_COUNT; c++)
+		out->stop_cause[c] = stopped & (1u << c) ? cc.stop_cause[c] : TSCSHIM_STOP_NONE;
+	out->held_reads = cc.held_reads;
+	out->unreadable_anchors = cc.unreadable_anchors;
 	out->fenced = g->fenced;
 	out->from_cache = g->source == TSCSHIM_SOURCE_SYSTEM_RECORD || g->source == TSCSHIM_SOURCE_USER_CACHE;
 	out->resyncs = cc.resyncs;
@@ -114,6 +132,8 @@ SHIM_EXPORT int tscshim_status(struct tscshim_status *out)
  * version 1's fit. */
 static int status_version_filled(size_t size)
 {
+	if (size >= STATUS_V4_END)
+		return 4;
 	if (size >= STATUS_V3_END)
 		return 3;
 	if (size >= STATUS_V2_END)

@@ -53,6 +53,7 @@ int main(void)
 	query(sized, "version_1", VERSION_1_SIZE);
 	query(sized, "version_1_and_part_of_2", VERSION_1_SIZE + sizeof(uint32_t));
 	query(sized, "version_2", offsetof(struct tscshim_status, read_plan));
+	query(sized, "version_3", offsetof(struct tscshim_status, stopped_clocks));
 	query(sized, "this_header", sizeof(struct tscshim_status));
 	query(sized, "a_later_header", sizeof buffer);
 	query(first_name, "first_name_version_1", VERSION_1_SIZE);

@@ -293,9 +293,9 @@ sanitize-build:
 sanitize: all sanitize-build
 	@bash test/sanitize.sh
 
-# `make soak`: the load, ordering, migration and signal tests for minutes (about 6 min in
-# all); not in CI.
-soak: all $(B)/test/probe_stress
+# `make soak`: the load, ordering, migration and signal tests, the trust probes and the
+# hostile kernel clock's modes for minutes (about 25 min in all); not in CI.
+soak: all test-programs
 	@bash test/soak.sh
 
 # `make fuzz FUZZ_SECONDS=60`: libFuzzer targets (clang, with ASan and UBSan) built into

@@ -60,9 +60,9 @@ enum track_stop {
 	TRACK_SERVING,
 	TRACK_UNREADABLE,  /* no good reading of its kernel clock (failed, out of order, or
 	                    * slower than twice the bound), at the start or twice in a row */
-	TRACK_NOISY,       /* its readings disagree among themselves by more than a quarter of
-	                    * the bound (at the start, or twice in a row): the served clock could
-	                    * not stay within the bound of them */
+	TRACK_NOISY,       /* its readings disagree among themselves too much (at the start by
+	                    * a quarter of the bound, since by 1/12 on average): the served
+	                    * clock could not stay within the bound of them */
 	TRACK_BEHIND,      /* the kernel's clock fell behind the counter by more than the
 	                    * bound (frozen, slowed or stepped back): following would step back */
 	TRACK_JUMPS,       /* the kernel's clock jumped ahead three re-synchronizations in a row */
@@ -77,9 +77,9 @@ const char *track_stop_text(enum track_stop cause);
 /* How one track's kernel clock has behaved, and whether the track still serves. Carried
  * from line to line. */
 struct track_health {
-	uint64_t noise_ns;  /* the readings' spread about their median, the largest of late */
+	uint64_t noise_x32; /* 32 x the readings' spread about their median: a running mean
+	                     * over about 32 re-synchronizations (track_noise_ns) */
 	uint64_t misses;    /* re-synchronizations in a row without a good reading */
-	uint64_t noisy;     /* re-synchronizations in a row whose readings spread too far */
 	uint64_t stopped;   /* enum track_stop */
 	uint64_t hold_ns;   /* stopped: what kernel reads handed out for it beyond the line */
 };
@@ -103,6 +103,12 @@ struct line {
 	                           * the floor at publication (line_apply_floor) */
 };
 
+/* The running mean of a track's readings' spread, in ns. */
+static inline uint64_t track_noise_ns(const struct track_health *h)
+{
+	return h->noise_x32 / 32;
+}
+
 static inline bool track_serves(const struct line *l, int k)
 {
 	return l->active && l->health[k].stopped == TRACK_SERVING;
@@ -116,18 +122,27 @@ static inline bool track_serves(const struct line *l, int k)
  * once the kernel is past this (a wall clock is never held). */
 static inline uint64_t track_hold(const struct line *l, int k, uint64_t t);
 
-/* The kernel's clocks at one counter value, from checked readings (anchor_track_from).
- * Only the tracks in `valid` have one. ns[k] is the kernel's clock k at counter, known to
- * lie within +/- width_ns[k] / 2 (its reading's bracket) where the clock is consistent;
+/* The kernel's clocks around one counter value, from checked readings
+ * (anchor_track_from). Only the tracks in `valid` have one. ns[k] is the kernel's clock k
+ * at counter value at[k], known to lie within +/- width_ns[k] / 2 (its reading's bracket)
+ * where the clock is consistent;
  * spread_ns[k] says how far the readings of clock k disagreed among themselves beyond
  * their brackets (noise, readings out of order): 0 for a consistent clock. */
 struct anchor {
-	uint64_t counter;
+	uint64_t counter;             /* MONOTONIC's: the anchor's moment */
 	uint32_t valid;               /* bit per track */
+	uint64_t at[TRACKS];          /* the counter value each clock's reading is at */
 	uint64_t ns[TRACKS];
 	uint64_t width_ns[TRACKS];
 	uint64_t spread_ns[TRACKS];
 };
+
+/* Track k's kernel clock at counter value t, from its reading, on the slope ns_per_tick
+ * (a few microseconds away at most, but for a lapsed line's start). */
+static inline uint64_t anchor_value_at(const struct anchor *a, int k, uint64_t t, double ns_per_tick)
+{
+	return a->ns[k] + (uint64_t)(int64_t)((double)(int64_t)(t - a->at[k]) * ns_per_tick);
+}
 
 /* One reading of a kernel clock between two ordered counter reads. */
 struct clock_reading {
@@ -137,8 +152,8 @@ struct clock_reading {
 };
 
 /* Which readings may place a clock: a bracket no wider than widest_ticks, taken within
- * farthest_ticks of the anchor's counter value (a reading after a long preemption is
- * brought back over a distance on which the slope's error would show). */
+ * farthest_ticks of the clock's first good one (a reading after a long preemption would
+ * be brought back over a distance on which the slope's error could look like noise). */
 struct reading_limits {
 	double ns_per_tick;
 	uint64_t widest_ticks;
@@ -146,11 +161,12 @@ struct reading_limits {
 };
 
 /* Whether a reading is good: ok, the counter in order around it, within the limits of
- * an anchor at counter value `at`. */
+ * readings placed at counter value `at` (none yet: 0). */
 bool reading_is_good(const struct clock_reading *r, uint64_t at, const struct reading_limits *limits);
 
-/* Track k of `a` at a->counter from n readings of its clock: the median of the good ones,
- * each brought to a->counter on the slope; its bracket's width; and the spread: the
+/* Track k of `a` from n readings of its clock: the median of the good ones, each brought
+ * on the slope to the first good one's counter value (a->at[k]); its bracket's width;
+ * and the spread: the
  * second largest distance of a good reading from the median beyond both brackets (one
  * reading out of order among three moves neither the value nor the spread). Sets the
  * track's bit in a->valid and returns true, or returns false (no good reading). */
@@ -218,17 +234,18 @@ struct line_forms {
  * form covers (over 2^63 ns: only a corrupt plan) stops the line. */
 void line_seal(struct line *l, struct line_forms *forms);
 
-/* How far a clock's readings may spread among themselves (struct anchor's spread_ns)
- * and it still serve: a quarter of the bound. The served value follows the median of its
- * readings, and a reading around any served value may lie as far from it again. */
+/* How far a clock's readings may spread among themselves (struct anchor's spread_ns) and
+ * it still serve: on average over the last re-synchronizations, and in a first line's
+ * one anchor (segment.c says why these). */
 uint64_t segment_noise_limit(const struct plan_config *cfg);
+uint64_t segment_first_spread_limit(const struct plan_config *cfg);
 
 /* Makes l inactive, every track it still served stopped for `cause`: every read takes
  * the slow path, which gives the kernel's value, never below track_hold. */
 void line_stop(struct line *l, enum track_stop cause);
 
 /* A fresh line anchored on the kernel at a, at the calibrated rate. A track without a
- * good reading, or whose readings spread beyond a quarter of the bound, starts stopped (nothing
+ * good reading, or whose readings spread beyond segment_first_spread_limit, starts stopped (nothing
  * of it was served: no hold). Returns false, and nothing usable, when MONOTONIC itself is
  * one of them: no line can be drawn. */
 bool segment_first(struct line *out, const struct anchor *a, const struct plan_config *cfg);
@@ -266,8 +283,8 @@ static inline uint32_t plan_floor_exempt(const struct plan *p)
 /* The next line after old, from an anchor at or past old's current segment's start (a
  * writer re-synchronizes at or past its expiry; a lapsed line is past its hard end).
  * Each track still served is judged on its own reading: none (a miss; the second in a
- * row, or one on a lapsed line, stops it), too noisy (the second in a row stops it), the kernel behind beyond the
- * bound (stops; a wall
+ * row, or one on a lapsed line, stops it), too noisy on average (stops), the kernel behind
+ * beyond the bound (stops; a wall
  * clock follows), ahead beyond it (steps forward to it), else a slew towards it. A
  * MONOTONIC that stops stops the whole line (PLAN_STOP); an anchor without MONOTONIC
  * plans nothing (PLAN_NO_ANCHOR).

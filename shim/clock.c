@@ -160,17 +160,19 @@ static void take_anchor(struct anchor *a, int tries, int want, const struct line
 		.widest_ticks = (uint64_t)((double)(2 * plan_cfg.bound_ns) / tick),
 		.farthest_ticks = (uint64_t)((double)plan_cfg.bound_ns / 16 / plan_cfg.max_rate_deviation / tick),
 	};
-	*a = (struct anchor){.counter = counter_read_ordered()};
+	*a = (struct anchor){0};
 	for (int k = 0; k < TRACKS; k++) {
 		struct reading_limits own = limits;
 		own.ns_per_tick = line ? line_rate(line, clock_table[k].family) : tick;
 		struct clock_reading r[READINGS_MOST];
 		int n = 0, good = 0;
+		uint64_t first_good = 0;
 		bool narrow = false;
 		while (n < tries && n < READINGS_MOST && (good < want || !narrow)) {
 			r[n] = read_clock(clock_table[k].id);
-			if (reading_is_good(&r[n], a->counter, &own)) {
-				good++;
+			if (reading_is_good(&r[n], first_good, &own)) {
+				if (!good++)
+					first_good = r[n].before + (r[n].after - r[n].before) / 2;
 				narrow |= r[n].after - r[n].before <= narrow_ticks;
 			}
 			n++;
@@ -178,6 +180,8 @@ static void take_anchor(struct anchor *a, int tries, int want, const struct line
 		if (!anchor_track_from(a, k, r, n, &own))
 			atomic_fetch_add_explicit(&clock_tally.unreadable_anchors, 1, memory_order_relaxed);
 	}
+	/* The anchor's moment: MONOTONIC's reading (without one, nothing is planned). */
+	a->counter = a->at[SERVED_MONOTONIC];
 }
 
 /* ---- lines in slots ---- */
@@ -363,7 +367,7 @@ static enum write_result resync(uint64_t w, const struct line *old, uint64_t now
 static bool anchor_complete(const struct anchor *a)
 {
 	for (int k = 0; k < TRACKS; k++)
-		if (!(a->valid & (1u << k)) || a->spread_ns[k] > segment_noise_limit(&plan_cfg))
+		if (!(a->valid & (1u << k)) || a->spread_ns[k] > segment_first_spread_limit(&plan_cfg))
 			return false;
 	return true;
 }

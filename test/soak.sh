@@ -4,7 +4,7 @@
 # 10 million ping-pong rounds, migrations for 1 min, the 10 kHz signal test for 1 min,
 # 200 forked children and 20 spawn rounds from a threaded parent, 50 processes whose
 # decision comes while 8 threads read; then the trust probes
-# (about 9 min more). Each probe prints its
+# (about 9 min more), then the hostile reference's modes (about 8 min). Each probe prints its
 # counts; ends with "soak: N runs, N failed".
 set -u
 cd "$(dirname "$0")/.."
@@ -89,5 +89,44 @@ for ms in 2 10 100 1000; do trust 60 "$shim $refclock" -- jump "$ms" 1000; done
 if [ "$(id -u)" -eq 0 ]; then
 	for i in $(seq 20); do trust 30 "$shim" -- timens both 2000; trust 30 "$shim" -- timens boottime 2000; done
 fi
+
+# The hostile reference (test/lib_refclock.c) in each mode for 20 s, 4 threads, the
+# default bound and 5 ms to follow a change of course (test/probe_hostile.c); each probe
+# exits 1 on a value beyond the bound of the readings around it, a step back, garbage or
+# an invented failure (bats/hostile.bats runs each for 1-3 s).
+hostile=build/test/probe_hostile
+hostile() { # MONOTONIC_REFERENCE(0|1) VARS...
+	local reference=() vars=()
+	[ "$1" = 1 ] && reference=(monotonic-reference)
+	shift
+	vars=("$@")
+	runs=$((runs + 1))
+	local out status
+	out=$(timeout 60 env TSCSHIM_CACHE="$cache/c" "${vars[@]}" LD_PRELOAD="$shim $refclock" "$hostile" 20 4 1000 5000 \
+		"${reference[@]}")
+	status=$?
+	echo "# ${vars[*]}"
+	# The first lines of a broken promise, then the counts.
+	grep '^# ' <<<"$out" | head -3
+	grep -v '^# ' <<<"$out"
+	if [ "$status" -ne 0 ]; then
+		echo "FAILED (status $status): hostile ${vars[*]}"
+		failed=$((failed + 1))
+	fi
+}
+for j in 50 200 350 500 1000 5000; do hostile 0 TSCTEST_JITTER_NS=$j; done
+hostile 0 TSCTEST_JITTER_NS=2000 TSCTEST_AFTER_MS=5000
+for n in 2 10 100 10000; do hostile 1 TSCTEST_FAIL_ONE_IN=$n; done
+for c in monotonic monotonic_raw boottime realtime; do hostile 1 TSCTEST_FAIL_ONE_IN=3 TSCTEST_CLOCKS=$c; done
+hostile 0 TSCTEST_BACK_ONE_IN=50 TSCTEST_BACK_NS=20000 TSCTEST_PROBE_READS=4
+hostile 0 TSCTEST_BACK_ONE_IN=1000 TSCTEST_BACK_NS=2000000 TSCTEST_PROBE_READS=4
+hostile 1 TSCTEST_FREEZE_EVERY_MS=100 TSCTEST_FREEZE_MS=5
+hostile 1 TSCTEST_FREEZE_EVERY_MS=1000 TSCTEST_FREEZE_MS=200 TSCTEST_CLOCKS=monotonic_raw
+hostile 1 TSCTEST_STEP_EVERY_MS=50 TSCTEST_STEP_NS=5000
+hostile 1 TSCTEST_STEP_EVERY_MS=500 TSCTEST_STEP_NS=100000000
+hostile 0 TSCTEST_STEP_EVERY_MS=500 TSCTEST_STEP_NS=-5000 TSCTEST_CLOCKS=boottime
+hostile 0 TSCTEST_STEP_EVERY_MS=100 TSCTEST_STEP_NS=-50000 TSCTEST_CLOCKS=realtime
+hostile 1 TSCTEST_SLOW_ONE_IN=10 TSCTEST_SLOW_NS=50000
+hostile 1 TSCTEST_SYSCALL=1 TSCTEST_FAIL_ONE_IN=5 TSCTEST_SLOW_ONE_IN=100
 echo "soak: $runs runs, $failed failed"
 [ "$failed" -eq 0 ]

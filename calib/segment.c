@@ -36,6 +36,13 @@ double anchor_gain(uint64_t width_ns, uint64_t narrow_ns)
 	return width_ns <= narrow_ns ? 1.0 : (double)narrow_ns / (double)width_ns;
 }
 
+/* How much a reading of track k may be off: its bracket, and 32 times its readings
+ * mean spread (about three times the noise's amplitude). */
+static uint64_t track_doubt_ns(uint64_t width_ns, const struct track_health *h)
+{
+	return width_ns + 32 * track_noise_ns(h);
+}
+
 /* Whether an anchor's reading of family f may measure a rate: read, and precise. */
 static bool rate_reading(const struct anchor *a, int f, const struct plan_config *cfg)
 {
@@ -74,7 +81,8 @@ static void rate_reset(struct rate_state *r, const struct anchor *a, double ns_p
  * a lapse, where no error was measured to tell it): it is dropped, and the baseline
  * starts again here. Imprecise or missing readings are not used; each family keeps its
  * own baseline. */
-static void rate_update(struct rate_state *r, const struct anchor *a, const struct plan_config *cfg)
+static void rate_update(struct rate_state *r, const struct anchor *a, const struct track_health *health,
+			const struct plan_config *cfg)
 {
 	for (int f = 0; f < 2; f++) {
 		if (!rate_reading(a, f, cfg))
@@ -99,7 +107,10 @@ static void rate_update(struct rate_state *r, const struct anchor *a, const stru
 				continue;
 			}
 			measured = measured < lo ? lo : measured > hi ? hi : measured;
-			r->ns_per_tick_q62[f] = rate_to_q62(current + (measured - current) / 2);
+			/* Half way, less where the readings are noisy: the rate averages them. */
+			double weight = anchor_gain(track_doubt_ns(a->width_ns[family_track[f]], &health[family_track[f]]),
+						    cfg->narrow_ns) / 2;
+			r->ns_per_tick_q62[f] = rate_to_q62(current + (measured - current) * weight);
 		}
 		if (at - r->cand_counter[f] >= 4 * cfg->life_ticks) {
 			r->ref_counter[f] = r->cand_counter[f];
@@ -172,43 +183,48 @@ bool anchor_track_from(struct anchor *a, int k, const struct clock_reading *read
 	if (count == 0)
 		return false;
 	const struct good_reading *median = &good[(count - 1) / 2];
-	/* How far each other reading lies from the median beyond what both brackets allow:
-	 * 0 for a clock that is one clock. The largest is dropped (one reading out of order
-	 * is not noise), where there are three or more. */
-	uint64_t largest = 0, second = 0;
+	/* How far each other reading lies from the median beyond what both brackets allow
+	 * (0 for a clock that is one clock), and of those distances the lower median: the
+	 * smaller of two, the second smallest of four, so that fewer than half the readings
+	 * out of order (one in three, two in five, three in seven) is not noise. */
+	uint64_t beyond[MOST];
+	int others = 0;
 	for (int i = 0; i < count; i++) {
+		if (&good[i] == median)
+			continue;
 		uint64_t apart = good[i].value > median->value ? good[i].value - median->value
 							       : median->value - good[i].value;
 		uint64_t allowed = (good[i].width_ns + median->width_ns) / 2;
-		uint64_t beyond = apart > allowed ? apart - allowed : 0;
-		if (beyond > largest) {
-			second = largest;
-			largest = beyond;
-		} else if (beyond > second) {
-			second = beyond;
-		}
+		uint64_t d = apart > allowed ? apart - allowed : 0;
+		int j = others++;
+		for (; j > 0 && beyond[j - 1] > d; j--)
+			beyond[j] = beyond[j - 1];
+		beyond[j] = d;
 	}
 	a->at[k] = at;
 	a->ns[k] = median->value;
 	a->width_ns[k] = median->width_ns;
-	a->spread_ns[k] = count >= 3 ? second : largest;
+	a->spread_ns[k] = others ? beyond[(others - 1) / 2] : 0;
 	a->valid |= 1u << k;
 	return true;
 }
 
-/* A clock's readings spread (second largest distance from their median beyond the
- * brackets, of three) by about a fifth of the noise's amplitude on average: uniform noise
+/* A clock's readings spread (the lower median of their distances from their median
+ * beyond the brackets: of three readings, the smaller distance) by about a fifth of the noise's amplitude on average: uniform noise
  * of +/-200 ns spreads them by 20 ns, of +/-500 ns by 90 ns. The served value follows
  * their median, and a reading around any served value may lie as far from the truth
  * again, so the bound holds against the readings only while the noise stays under about
- * a third of it: the mean spread's limit is 1/12 of the bound (+/-200 ns of noise never
- * reaches it in a simulation of 40,000 re-synchronizations, +/-450 ns does within 100). A
+ * a third of it: the mean spread's limit is 1/10 of the bound (in a simulation of 40,000
+ * re-synchronizations, +/-200 ns of noise never reached it, +/-300 ns did within 100,
+ * +/-700 ns within 3). A
  * first line has one anchor of five readings, whose spread is about half the noise's
- * amplitude: it starts without a clock spread beyond a quarter of the bound, and with a
- * quarter of its spread as the mean. */
+ * amplitude: it starts without a clock spread beyond a quarter of the bound (+/-200 ns
+ * never, +/-1 us about half the time: the mean catches the rest within a
+ * re-synchronization or two), and with half its spread as the mean (the five readings'
+ * spread runs about twice the three's). */
 uint64_t segment_noise_limit(const struct plan_config *cfg)
 {
-	return cfg->bound_ns / 12;
+	return cfg->bound_ns / 10;
 }
 
 uint64_t segment_first_spread_limit(const struct plan_config *cfg)
@@ -231,7 +247,7 @@ bool segment_first(struct line *out, const struct anchor *a, const struct plan_c
 		out->cur.clk[k].base = anchor_value_at(a, k, a->counter, cfg->calibrated_ns_per_tick);
 		set_slope(&out->cur, k, cfg->calibrated_ns_per_tick, cfg->calibrated_ns_per_tick);
 		struct track_health *h = &out->health[k];
-		h->noise_x32 = 32 * (a->spread_ns[k] / 4);
+		h->noise_x32 = 32 * (a->spread_ns[k] / 2);
 		if (!anchor_has(a, k))
 			h->stopped = TRACK_UNREADABLE;
 		else if (a->spread_ns[k] > segment_first_spread_limit(cfg))
@@ -307,8 +323,14 @@ static enum track_course track_course(const struct plan_inputs *in, struct line 
 		return COURSE_STOPPED;
 	}
 	h->misses = 0;
-	/* The mean spread, over the last thirty-odd: one glitch moves it little. */
-	h->noise_x32 = h->noise_x32 - h->noise_x32 / 32 + a->spread_ns[k];
+	/* A running mean of the spread that rises eight times as fast as it falls (weights
+	 * 1/8 and 1/32): noise that begins shows within a few re-synchronizations, one
+	 * glitch moves it little. */
+	uint64_t spread_x32 = 32 * a->spread_ns[k];
+	if (spread_x32 > h->noise_x32)
+		h->noise_x32 += (spread_x32 - h->noise_x32) / 8;
+	else
+		h->noise_x32 -= (h->noise_x32 - spread_x32) / 32;
 	if (track_noise_ns(h) > segment_noise_limit(cfg)) {
 		*cause = TRACK_NOISY;
 		return COURSE_STOPPED;
@@ -371,8 +393,8 @@ static void plan_track(const struct plan_inputs *in, struct plan *out, int k, en
 	 * slope stays within 1/16 of the kernel's rate. */
 	const double two_lives = 2.0 * (double)cfg->life_ticks;
 	double error_at_start = (double)(int64_t)(base - kernel_at_start);
-	uint64_t doubt = a->width_ns[k] + 16 * track_noise_ns(&next->health[k]);
-	double slope = rate - anchor_gain(doubt, cfg->narrow_ns) * error_at_start / two_lives;
+	double gain = anchor_gain(track_doubt_ns(a->width_ns[k], &next->health[k]), cfg->narrow_ns);
+	double slope = rate - gain * error_at_start / two_lives;
 	double lo = rate * 15 / 16, hi = rate * 17 / 16;
 	set_slope(&next->cur, k, slope < lo ? lo : slope > hi ? hi : slope, rate);
 }
@@ -432,7 +454,7 @@ void segment_plan(const struct plan_inputs *in, struct plan *out)
 			return;
 		}
 	} else {
-		rate_update(&next->rate, a, cfg);
+		rate_update(&next->rate, a, next->health, cfg);
 		next->reanchors_in_a_row = 0;
 	}
 

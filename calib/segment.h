@@ -166,10 +166,10 @@ bool reading_is_good(const struct clock_reading *r, uint64_t at, const struct re
 
 /* Track k of `a` from n readings of its clock: the median of the good ones, each brought
  * on the slope to the first good one's counter value (a->at[k]); its bracket's width;
- * and the spread: the
- * second largest distance of a good reading from the median beyond both brackets (one
- * reading out of order among three moves neither the value nor the spread). Sets the
- * track's bit in a->valid and returns true, or returns false (no good reading). */
+ * and the spread: the lower median of the other readings' distances from it beyond both
+ * brackets (fewer than half the readings out of order move neither the value nor the
+ * spread). Sets the track's bit in a->valid and returns true, or returns false (no good
+ * reading). */
 bool anchor_track_from(struct anchor *a, int k, const struct clock_reading *readings, int n,
 		       const struct reading_limits *limits);
 

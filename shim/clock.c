@@ -555,12 +555,16 @@ enum { WRITE_ATTEMPTS = 4 };
 
 int clock_read_slow(unsigned clock, struct timespec *ts)
 {
-	uint64_t t = read_counter();
 	for (int attempt = 0;; attempt++) {
 		uint64_t w;
 		struct line l;
 		if (!snapshot(&w, &l))
 			continue; /* replaced while copied: somebody made progress */
+		/* The counter read after the line it is read against: a value read before a
+		 * lapsed line's anchor would fall in the gap between the old line's hard end
+		 * and the new one's start, where the line holds the old end (behind the kernel
+		 * by the lapse). */
+		uint64_t t = read_counter();
 		if (w == 0) {
 			/* No line: a fork child's first read (or one racing it). */
 			if (attempt >= WRITE_ATTEMPTS)
@@ -568,11 +572,10 @@ int clock_read_slow(unsigned clock, struct timespec *ts)
 			enum track_stop why;
 			if (recover(false, &why) == WRITE_NO_ANCHOR)
 				attempt++; /* a clock that gives no reading: pass through sooner */
-			t = read_counter();
 			continue;
 		}
 		if (!track_serves(&l, (int)clock))
-			return stopped_read(clock, &l, read_counter(), ts);
+			return stopped_read(clock, &l, t, ts);
 		if (t < l.cur.until) {
 			uint64_t mine;
 			if (t >= l.expiry && attempt == 0 && take_turn(t, &mine)) {
@@ -587,10 +590,8 @@ int clock_read_slow(unsigned clock, struct timespec *ts)
 		if (attempt < WRITE_ATTEMPTS && take_turn(t, &mine)) {
 			enum write_result r = resync(w, &l, t);
 			end_turn(mine, r == WRITE_NO_ANCHOR ? retry_after_no_anchor(t) : 0);
-			if (r == WRITE_PUBLISHED || r == WRITE_LOST) {
-				t = read_counter();
+			if (r == WRITE_PUBLISHED || r == WRITE_LOST)
 				continue;
-			}
 		}
 		switch (kernel_read(clock, w, &l, ts)) {
 		case KERNEL_READ_SERVED:
@@ -600,7 +601,6 @@ int clock_read_slow(unsigned clock, struct timespec *ts)
 		case KERNEL_READ_RETRY:
 			break;
 		}
-		t = read_counter();
 	}
 }
 

@@ -409,7 +409,8 @@ static void an_anchor_is_the_median_of_good_readings(void)
 	CHECK_EQ_U64(a.ns[SERVED_MONOTONIC], 5020);
 	CHECK_EQ_U64(a.spread_ns[SERVED_MONOTONIC], 0);
 
-	/* Two of three readings apart by 1.2 us: the spread says so. */
+	/* Two of three readings apart by 1.2 us: the spread says so. (Two of five out of
+	 * order would not: see below.) */
 	r[1].ns += 20000;
 	r[0].ns += 600;
 	r[2].ns -= 600;
@@ -429,6 +430,15 @@ static void an_anchor_is_the_median_of_good_readings(void)
 	bad[0].ns = 5020;
 	CHECK(anchor_track_from(&a, SERVED_REALTIME, bad, 3, &limits));
 	CHECK_EQ_U64(a.ns[SERVED_REALTIME], 5020);
+
+	/* Five readings, two of them 20 us old: value and spread hold. */
+	struct clock_reading five[5] = {reading(1000, 1040, 5020), reading(1100, 1130, 5115 - 20000),
+					reading(1200, 1250, 5225), reading(1300, 1330, 5315 - 20000),
+					reading(1400, 1440, 5420)};
+	a = (struct anchor){0};
+	CHECK(anchor_track_from(&a, SERVED_MONOTONIC, five, 5, &limits));
+	CHECK_EQ_U64(a.ns[SERVED_MONOTONIC], 5020);
+	CHECK_EQ_U64(a.spread_ns[SERVED_MONOTONIC], 0);
 
 	/* A reading taken 60 us after the anchor (the thread preempted between readings) is
 	 * not brought back that far: the slope's error over such a way would look like

@@ -20,8 +20,14 @@ HOSTILE="$ROOT/build/test/probe_hostile"
 LIMIT=1000
 SETTLE_US=5000
 
+PROBE="$ROOT/build/test/probe_clock"
+
+# A consistent record, measured against the kernel's own clock (no double): the tests
+# decide from it, so that what they see is the double's doing, not an estimate that a
+# loaded machine made inconclusive.
 setup_file() {
 	export TSCSHIM_CACHE="$BATS_FILE_TMPDIR/cache"
+	warm_cache || true
 	export TSCSHIM_STATS=stderr
 }
 
@@ -75,14 +81,19 @@ none_served() {
 	[ "$status" -eq 0 ]
 }
 
+# Too noisy for the bound: refused at the decision, or stopped within a few
+# re-synchronizations of it (one anchor's readings tell +/-1 us from +/-300 ns only about
+# half the time); what was served meanwhile is within the settling the probe allows.
 @test "hostile: a reference jittered by +/-1 and +/-5 us is too noisy to hold the bound: it passes through" {
 	require_reliable
 	for j in 1000 5000; do
 		hostile 1 -- TSCTEST_JITTER_NS=$j TSCSHIM_VERBOSE=1
 		[ "$status" -eq 0 ]
-		none_served
-		[[ "$output" == *"too noisy to hold the error bound"* ]]
+		[[ "$output" == *"too noisy"* ]]
+		[[ "$output" == *"status: loaded=1 active=0 "* ]]
 	done
+	hostile 1 -- TSCTEST_JITTER_NS=5000
+	none_served
 }
 
 @test "hostile: a reference that turns noisy after the decision: each clock stops, said in the status" {

@@ -376,9 +376,10 @@ static void plan_track(const struct plan_inputs *in, struct plan *out, int k, en
 	}
 	uint64_t kernel_at_start = anchor_value_at(a, k, start, rate);
 	if (course == COURSE_STEP && clock_table[k].wall) {
-		base = kernel_at_start; /* the wall clock stepped (either way): follow */
-		if (!stale)
-			out->stepped |= 1u << k;
+		/* The wall clock stepped (either way), or the line lapsed: follow, and let no
+		 * floor from MONOTONIC hold it up (plan_floor_exempt). */
+		base = kernel_at_start;
+		out->stepped |= 1u << k;
 	} else if (course == COURSE_STEP || stale) {
 		if (!stale)
 			out->stepped |= 1u << k;

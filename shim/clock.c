@@ -490,14 +490,17 @@ static uint64_t retry_after_no_anchor(uint64_t now)
 enum kernel_read_result { KERNEL_READ_SERVED, KERNEL_READ_RETRY, KERNEL_READ_FAILED };
 
 /* Past the hard end of line `l` (state w), with no turn to write: the kernel's clock,
- * never below the line's end or the floor. It moves the floor only by steps of at least
+ * never below the line's end or the floor (a wall clock: passed through). It moves the floor only by steps of at least
  * kernel_read_step_ns, so that a crowd of readers here does not keep a writer from
  * publishing; in between it stands still, for at most the line's lead on the kernel
  * plus one step. KERNEL_READ_RETRY: the state changed, read the new line;
- * KERNEL_READ_FAILED: the kernel's clock gave no time, the caller's call passes through
- * (and returns what the kernel returns). */
+ * KERNEL_READ_FAILED: the kernel's clock gave no time, or the clock is a wall clock
+ * (never held: past the hard end it is the kernel's own, which may have stepped back),
+ * and the caller's call passes through (and returns what the kernel returns). */
 static enum kernel_read_result kernel_read(unsigned clock, uint64_t w, const struct line *l, struct timespec *ts)
 {
+	if (clock_table[clock].wall)
+		return KERNEL_READ_FAILED;
 	struct timespec now;
 	if (real_clock_gettime(CLOCK_MONOTONIC, &now) != 0 || !timespec_is_time(&now))
 		return KERNEL_READ_FAILED;

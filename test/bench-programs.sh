@@ -129,8 +129,9 @@ trap 'on_signal 130' INT
 trap 'on_signal 143' TERM
 chmod 0755 "$work"
 
-unset TSCSHIM_DISABLE TSCSHIM_SERVE TSCSHIM_FENCE TSCSHIM_STATS TSCSHIM_VERBOSE TSCSHIM_DECIDE_AFTER \
-	TSCSHIM_CLOCKS TSCSHIM_MIN_GAIN_PCT TSCSHIM_LIBRARY LD_PRELOAD
+# The shim's defaults: none of the caller's TSCSHIM_* settings, no other preload.
+while read -r v; do unset "$v"; done < <(compgen -v TSCSHIM_ || true)
+unset LD_PRELOAD
 if [ "$(id -u)" -eq 0 ]; then
 	export TSCSHIM_SYSTEM_RECORD="$work/record" TSCSHIM_CACHE=off
 	# Under a CPU hog an estimate can end inconclusive (exit status 1): try again.

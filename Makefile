@@ -236,13 +236,17 @@ bench-startup: all
 	$(B)/tscshim bench --startup --library $(CURDIR)/$(B)/libtscshim.so
 bench-machine: all
 	test/bench-machine.sh 5 300
+# Real programs plain, with the shim by default and unfenced, interleaved (doc/BENEFIT.md):
+# fio's null engine, PostgreSQL's EXPLAIN ANALYZE, node's hrtime, a JVM's nanoTime.
+bench-programs: all
+	test/bench-programs.sh 6
 # Several libraries' start-up in one rotation, for before/after comparisons (doc/BENEFIT.md):
 # $(B)/test/startup_rotation ROUNDS /bin/true EMPTY.so OLD.so NEW.so NEW.so,TSCSHIM_DISABLE=1
 $(B)/test/startup_rotation: test/startup_rotation.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $< -o $@
 
-.PHONY: figures-calib bench bench-startup bench-machine
+.PHONY: figures-calib bench bench-startup bench-machine bench-programs
 
 # The estimator at 1..256 CPUs: the analysis measured, the collection modelled.
 $(B)/test/bench_estimate_scale: test/bench_estimate_scale.c $(B)/libtsccalib.a

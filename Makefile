@@ -136,6 +136,12 @@ $(B)/test/test_ab_stats: test/test_ab_stats.c test/unit.h $(AB_PURE_OBJ) $(B)/li
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Icli $< $(AB_PURE_OBJ) $(B)/libtsccalib.a -o $@ $(LDLIBS)
 
+# ps's pure modules (cli/ps.h), unit-tested on made-up processes without the rest of the command.
+PS_PURE_OBJ := $(B)/cli/ps_image.o $(B)/cli/ps_reason.o $(B)/cli/ps_report.o
+$(B)/test/test_ps: test/test_ps.c test/unit.h $(PS_PURE_OBJ) $(B)/libtsccalib.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Icli $< $(PS_PURE_OBJ) $(B)/libtsccalib.a -o $@ $(LDLIBS)
+
 # The floor (cli/floor.c) in a program of its own.
 $(B)/test/test_floor: test/test_floor.c test/unit.h cli/floor.h $(B)/cli/floor.o $(B)/cli/samples.o $(B)/libtsccalib.a
 	@mkdir -p $(dir $@)

@@ -285,6 +285,18 @@ static const char *block_fault(const struct state_block *b, const struct ps_imag
 	return NULL;
 }
 
+/* True while any of the block's addresses is still the file's (an offset in the image,
+ * below its span): the loader relocates them one by one as it loads the shim. */
+static bool unrelocated(const struct state_block *b, const struct ps_image *img)
+{
+	uint64_t span = img->high - img->bias;
+	const uint64_t address[] = {b->reads_before_decision, b->tally, b->stats_enabled, b->stats_slots};
+	for (size_t i = 0; i < sizeof address / sizeof *address; i++)
+		if (img->bias != 0 && address[i] < span)
+			return true;
+	return false;
+}
+
 /* The decision, published whole (never changed after): its fields into p. */
 static int read_decision(const struct ps_memory *m, const struct state_block *b, struct ps_process *p)
 {
@@ -359,6 +371,12 @@ enum ps_block_result ps_block_read(const struct ps_memory *m, const struct ps_im
 	/* The fields this reader knows; a newer block's appended ones are not read. */
 	if (read_exact(m, img->block, &b, sizeof b) != 0)
 		return PS_BLOCK_FAILED;
+	/* A process still being loaded: the loader has not relocated the block's addresses
+	 * yet (they hold the image's own, from its file). Nothing decided, nothing read. */
+	if (unrelocated(&b, img)) {
+		p->state = PS_UNDECIDED;
+		return PS_BLOCK_READ;
+	}
 	const char *fault = block_fault(&b, img);
 	if (fault) {
 		char what[96];

@@ -6,7 +6,7 @@
  *   probe_ps held       with the test build of the shim (libtscshim-hooks.so): one read,
  *                       whose decision is held where the clock's first line is being
  *                       published, for good (mid-decision: the block says undecided)
- *   probe_ps fork N     N reads, then a fork child that says "ready" too (its pid first)
+ *   probe_ps fork N     N reads, then a fork child; says "ready CHILD_PID"
  * Exit status 2 for a bad invocation, 3 where `held` has no test hook. */
 #define _GNU_SOURCE
 #include "tscshim.h"
@@ -73,12 +73,11 @@ int main(int argc, char **argv)
 		pid_t child = fork();
 		if (child < 0)
 			return 4;
-		if (child == 0) {
-			say_ready();
+		if (child == 0)
 			wait_for_ever();
-		}
-		printf("%d\n", (int)child);
+		printf("ready %d\n", (int)child);
 		fflush(stdout);
+		wait_for_ever();
 	} else {
 		fprintf(stderr, "usage: probe_ps reads N | status | held | fork N\n");
 		return 2;

@@ -354,6 +354,12 @@ static void test_block_refused(void)
 	int64_t far = (int64_t)(SLOTS_AT - (NOTES_AT + 56));
 	put(f, NOTES_AT + 56, &far, 8);
 	CHECK(read_fake(f, &p) == PS_BLOCK_OTHER && strcmp(p.note, "state block outside the image's data") == 0);
+	/* A process still being loaded: its block's addresses not relocated yet (some or all):
+	 * undecided, nothing read through them. */
+	fake_image(f);
+	block_of(f)->tally -= BASE;
+	CHECK(read_fake(f, &p) == PS_BLOCK_READ && p.state == PS_UNDECIDED);
+	CHECK(p.reads_before_decision == 0 && p.resyncs == 0);
 	/* A newer block with fields appended: read as far as this reader knows. */
 	fake_image(f);
 	block_of(f)->size = STATE_BLOCK_V1_SIZE + 64;

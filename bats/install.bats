@@ -164,7 +164,7 @@ EOF
 	version=$(sed -n 's/^#define TSCSHIM_VERSION "\(.*\)"/\1/p' "$ROOT/include/tscshim.h")
 	grep -q "^\.TH TSCSHIM 1 .* \"tscshim $version\"" "$ROOT/man/tscshim.1"
 	grep -q "^\.TH LIBTSCSHIM 7 .* \"tscshim $version\"" "$ROOT/man/libtscshim.7"
-	for cmd in calib run bench ab options; do
+	for cmd in calib run bench ab ps options; do
 		grep -q "^\.B $cmd\$" "$ROOT/man/tscshim.1" || { echo "subcommand $cmd not in tscshim.1"; false; }
 		help=$("$TSCSHIM" "$cmd" --help 2>&1 || true)
 		for opt in $(grep -oE '(^|[ [])--?[a-z][a-z-]*' <<<"$help" | tr -d ' [' | sort -u); do

@@ -359,6 +359,24 @@ tscshim ps: process $plain: the shim is not loaded" ]
 	[ "$listed" -ge 5 ]
 }
 
+@test "ps: a musl program's shim (build-musl/), read by the glibc command and by the musl one" {
+	command -v "${MUSL_CC:-musl-gcc}" >/dev/null || skip "${MUSL_CC:-musl-gcc} not found: install musl-tools"
+	make -s -C "$ROOT" musl >/dev/null
+	local mb="$ROOT/build-musl" tool
+	PROBE_PS="$mb/test/probe_ps" start LD_PRELOAD="$mb/libtscshim.so" TSCSHIM_DISABLE=1 -- reads 5
+	passing=$started
+	PROBE_PS="$mb/test/probe_ps" start LD_PRELOAD="$mb/libtscshim.so" TSCSHIM_DISABLE=1 \
+		TSCSHIM_DECIDE_AFTER=1000 -- reads 128
+	undecided=$started
+	for tool in "$TSCSHIM" "$mb/tscshim"; do
+		run --separate-stderr "$tool" ps -p "$passing,$undecided"
+		echo "$tool: $output"
+		[ "$status" -eq 0 ]
+		[[ "$(line_of "$passing")" == *"  passing through: disabled" ]]
+		[[ "$(line_of "$undecided")" == *"  undecided, 128 reads" ]]
+	done
+}
+
 # As nobody: ps reads nobody's processes, and of others' only how many there are.
 @test "ps as an unprivileged user: its own processes read, another user's counted and not read" {
 	[ "$(id -u)" -eq 0 ] || skip "needs root to start processes as another user"

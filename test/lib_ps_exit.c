@@ -58,7 +58,10 @@ __attribute__((visibility("default"))) ssize_t pread(int fd, void *buf, size_t n
 	return forward("pread", fd, buf, n, offset);
 }
 
+/* glibc's other name of it (musl's headers make it a macro for pread). */
+#ifndef pread64
 __attribute__((visibility("default"))) ssize_t pread64(int fd, void *buf, size_t n, off_t offset)
 {
 	return forward("pread64", fd, buf, n, offset);
 }
+#endif

@@ -67,7 +67,7 @@ start_three() {
 	serving=$started
 	start LD_PRELOAD="$SHIM" TSCSHIM_DISABLE=1 -- reads 5
 	passing=$started
-	start "${undecided_env[@]}" -- reads 640
+	start LD_PRELOAD="$SHIM" TSCSHIM_DECIDE_AFTER=1000 -- reads 640
 	undecided=$started
 }
 

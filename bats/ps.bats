@@ -334,11 +334,14 @@ tscshim ps: process $plain: the shim is not loaded" ]
 	[ "$(jq -r '.processes[0] | [.state, .reads_before_decision] | join(" ")' <<<"$output")" = "undecided 0" ]
 }
 
-@test "ps: processes starting, deciding and exiting meanwhile are read as one of their states, never misread" {
+@test "ps: whole scans while processes start, decide, re-synchronize and vanish: each read as one of its states" {
 	require_command jq jq
 	warm_cache
 	# Processes of about 60 ms each (reads, some 700 us apart, deciding at the first),
-	# one after another, for as long as ps runs.
+	# one after another, for as long as ps runs: in most scans one of them is listed and
+	# gone before it is opened, one decides or re-synchronizes while it is read. (The
+	# exact moments, mid-decision, being loaded and exiting mid-read, have tests of their
+	# own above.)
 	(
 		for _ in $(seq 200); do
 			LD_PRELOAD="$SHIM" "$PROBE" compare 30 1000000000 >/dev/null 2>&1

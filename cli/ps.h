@@ -142,11 +142,8 @@ struct ps_scan_totals {
 	unsigned exited;                    /* processes that exited while being read */
 };
 
-/* The names the outputs use for a state ("serving", "passing_through", ...) and a
- * denial ("another_user", "ptrace_scope", "not_permitted"). */
-const char *ps_state_name(enum ps_state s);
-const char *ps_denied_name(enum ps_denied d);
-const char *ps_denied_words(enum ps_denied d); /* "another user's", "ptrace_scope", "not permitted" */
+/* A denial in the table's words: "another user's", "ptrace_scope", "not permitted". */
+const char *ps_denied_words(enum ps_denied d);
 
 void ps_write_table(FILE *out, const struct ps_process *p, size_t n, const struct ps_scan_totals *t);
 void ps_write_json(FILE *out, const struct ps_process *p, size_t n, const struct ps_scan_totals *t);

@@ -26,16 +26,6 @@ static const struct {
 	[PS_DENIED_NOT_PERMITTED] = {"not_permitted", "not permitted"},
 };
 
-const char *ps_state_name(enum ps_state s)
-{
-	return state_names[s];
-}
-
-const char *ps_denied_name(enum ps_denied d)
-{
-	return denials[d].name;
-}
-
 const char *ps_denied_words(enum ps_denied d)
 {
 	return denials[d].words;
@@ -80,18 +70,24 @@ void ps_format_duration(char *buf, size_t size, uint64_t ns)
 		snprintf(buf, size, "%.1f us", (double)ns / 1e3);
 }
 
-/* The served clocks' names, comma-separated ("clockN" for a bit this reader does not know). */
+/* Served clock c's name (clock_table's), or "clockN" for one this reader does not know. */
+static const char *clock_name(unsigned c, char unknown[16])
+{
+	if (c < SERVED_CLOCK_COUNT)
+		return clock_table[c].name;
+	snprintf(unknown, 16, "clock%u", c);
+	return unknown;
+}
+
+/* The served clocks' names, comma-separated. */
 static void clock_names(char *buf, size_t size, uint32_t served)
 {
 	size_t len = 0;
 	buf[0] = '\0';
 	for (unsigned c = 0; c < 32 && len < size; c++) {
-		if (!((served >> c) & 1))
-			continue;
 		char unknown[16];
-		snprintf(unknown, sizeof unknown, "clock%u", c);
-		len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? "," : "",
-					c < SERVED_CLOCK_COUNT ? clock_table[c].name : unknown);
+		if ((served >> c) & 1)
+			len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? "," : "", clock_name(c, unknown));
 	}
 }
 
@@ -105,12 +101,17 @@ struct summary {
 	unsigned counting;
 };
 
+/* The key's index among ps_reason_key_at's; "other"'s for a key not among them. */
 static size_t key_index(const char *key)
 {
-	for (size_t i = 0; i < MAX_KEYS && ps_reason_key_at(i); i++)
-		if (strcmp(ps_reason_key_at(i), key) == 0)
+	size_t other = 0;
+	for (size_t i = 0; i < MAX_KEYS && ps_reason_key_at(i); i++) {
+		if (key && strcmp(ps_reason_key_at(i), key) == 0)
 			return i;
-	return 0; /* never: every key comes from the table */
+		if (strcmp(ps_reason_key_at(i), "other") == 0)
+			other = i;
+	}
+	return other;
 }
 
 static void summarize(const struct ps_process *p, size_t n, struct summary *s)
@@ -152,6 +153,14 @@ static const char *denial_words(size_t i)
 	return denials[i].words;
 }
 
+static unsigned not_inspected_total(const struct ps_scan_totals *t)
+{
+	unsigned n = 0;
+	for (int d = 0; d < PS_DENIEDS; d++)
+		n += t->not_inspected[d];
+	return n;
+}
+
 static void write_summary_line(FILE *out, const struct summary *s, const struct ps_scan_totals *t)
 {
 	fprintf(out, "%u process%s with the shim loaded: %u serving, %u passing through", s->processes,
@@ -164,9 +173,7 @@ static void write_summary_line(FILE *out, const struct summary *s, const struct 
 		fprintf(out, ", %u not readable", s->state[PS_UNREADABLE]);
 		write_counts_by(out, s->unreadable, PS_DENIEDS, denial_words);
 	}
-	unsigned not_inspected = 0;
-	for (int d = 0; d < PS_DENIEDS; d++)
-		not_inspected += t->not_inspected[d];
+	unsigned not_inspected = not_inspected_total(t);
 	if (not_inspected) {
 		fprintf(out, "; could not look into %u other process%s", not_inspected, not_inspected == 1 ? "" : "es");
 		write_counts_by(out, t->not_inspected, PS_DENIEDS, denial_words);
@@ -283,12 +290,11 @@ static void write_json_decision(struct json_object *o, const struct ps_process *
 	FILE *out = json_key(o, "clocks");
 	fputc('[', out);
 	for (unsigned c = 0, n = 0; c < 32; c++) {
+		char unknown[16];
 		if (!((q->served >> c) & 1))
 			continue;
-		char unknown[16];
-		snprintf(unknown, sizeof unknown, "clock%u", c);
 		fputs(n++ ? ", " : "", out);
-		json_write_string(out, c < SERVED_CLOCK_COUNT ? clock_table[c].name : unknown);
+		json_write_string(out, clock_name(c, unknown));
 	}
 	fputc(']', out);
 	json_text(o, "reason", q->reason);
@@ -361,12 +367,9 @@ void ps_write_json(FILE *out, const struct ps_process *p, size_t n, const struct
 	json_u64(&sum, "counting", s.counting);
 	json_u64(&sum, "served_reads", s.served_reads);
 	fputs("},\n", out);
-	unsigned not_inspected = 0;
-	for (int d = 0; d < PS_DENIEDS; d++)
-		not_inspected += t->not_inspected[d];
 	struct json_object rest = {out, false};
 	fputs(" \"not_inspected\": {", out);
-	json_u64(&rest, "processes", not_inspected);
+	json_u64(&rest, "processes", not_inspected_total(t));
 	json_counts_by(&rest, "by_why", t->not_inspected, PS_DENIEDS, denial_name);
 	fputs("},\n", out);
 	fprintf(out, " \"exited_while_read\": %u\n}\n", t->exited);

@@ -304,6 +304,19 @@ listed_commands() {
 	[ "${lines[0]}" = "$lib" ]
 	[ "${lines[1]}" = "$(date +%Y)" ]
 	grep -q '^tscshim stats pid=.* realtime=[0-9]*/[1-9]' "$stats"
+	# tscshim ps reads the packaged library's state block: stripped (dh_strip), hardened.
+	"$bin" run -- sleep 600 >/dev/null 3>&- &
+	local sleeper=$!
+	for _ in $(seq 200); do
+		grep -q libtscshim "/proc/$sleeper/maps" 2>/dev/null && break
+		sleep 0.05
+	done
+	run "$bin" ps --json -p "$sleeper"
+	kill "$sleeper"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$(jq -r '.processes[0].state' <<<"$output")" =~ ^(serving|passing_through|undecided)$ ]]
+	[ "$(jq -r '.processes[0].build_id' <<<"$output")" = "$(readelf -n "$lib" | sed -n 's/.*Build ID: *//p')" ]
 	gzip -dc "$root/usr/share/man/man1/tscshim.1.gz" | grep -q '^\.SH ENVIRONMENT'
 	[ -f "$root/usr/share/doc/tscshim/copyright" ]
 	grep -q 'Libs: -L${libdir} -ltscshim' "$root"/usr/lib/*-linux-gnu/pkgconfig/tscshim.pc

@@ -136,6 +136,12 @@ $(B)/test/test_ab_stats: test/test_ab_stats.c test/unit.h $(AB_PURE_OBJ) $(B)/li
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Icli $< $(AB_PURE_OBJ) $(B)/libtsccalib.a -o $@ $(LDLIBS)
 
+# ps's pure modules (cli/ps.h), unit-tested on made-up processes without the rest of the command.
+PS_PURE_OBJ := $(B)/cli/ps_image.o $(B)/cli/ps_reason.o $(B)/cli/ps_report.o
+$(B)/test/test_ps: test/test_ps.c test/unit.h $(PS_PURE_OBJ) $(B)/libtsccalib.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Icli $< $(PS_PURE_OBJ) $(B)/libtsccalib.a -o $@ $(LDLIBS)
+
 # The floor (cli/floor.c) in a program of its own.
 $(B)/test/test_floor: test/test_floor.c test/unit.h cli/floor.h $(B)/cli/floor.o $(B)/cli/samples.o $(B)/libtsccalib.a
 	@mkdir -p $(dir $@)
@@ -284,7 +290,7 @@ SAN_CFLAGS_asan := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -
 # are shown but must not stop the TSan build.
 SAN_CFLAGS_tsan := -O1 -g -fsanitize=thread -Wno-error
 san_goals = $(1)/libtsccalib.a $(1)/libtscshim.so $(1)/tscshim $(TEST_SRC:test/%.c=$(1)/test/%) \
-	$(1)/test/probe_stress $(1)/test/probe_clock
+	$(1)/test/probe_stress $(1)/test/probe_clock $(1)/test/probe_ps
 
 # build-tsan/.compiler names the compiler of the objects there: another one's are not reused.
 sanitize-build:

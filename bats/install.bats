@@ -164,7 +164,7 @@ EOF
 	version=$(sed -n 's/^#define TSCSHIM_VERSION "\(.*\)"/\1/p' "$ROOT/include/tscshim.h")
 	grep -q "^\.TH TSCSHIM 1 .* \"tscshim $version\"" "$ROOT/man/tscshim.1"
 	grep -q "^\.TH LIBTSCSHIM 7 .* \"tscshim $version\"" "$ROOT/man/libtscshim.7"
-	for cmd in calib run bench ab options; do
+	for cmd in calib run bench ab ps options; do
 		grep -q "^\.B $cmd\$" "$ROOT/man/tscshim.1" || { echo "subcommand $cmd not in tscshim.1"; false; }
 		help=$("$TSCSHIM" "$cmd" --help 2>&1 || true)
 		for opt in $(grep -oE '(^|[ [])--?[a-z][a-z-]*' <<<"$help" | tr -d ' [' | sort -u); do
@@ -304,6 +304,19 @@ listed_commands() {
 	[ "${lines[0]}" = "$lib" ]
 	[ "${lines[1]}" = "$(date +%Y)" ]
 	grep -q '^tscshim stats pid=.* realtime=[0-9]*/[1-9]' "$stats"
+	# tscshim ps reads the packaged library's state block: stripped (dh_strip), hardened.
+	"$bin" run -- sleep 600 >/dev/null 3>&- &
+	local sleeper=$!
+	for _ in $(seq 200); do
+		grep -q libtscshim "/proc/$sleeper/maps" 2>/dev/null && break
+		sleep 0.05
+	done
+	run "$bin" ps --json -p "$sleeper"
+	kill "$sleeper"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$(jq -r '.processes[0].state' <<<"$output")" =~ ^(serving|passing_through|undecided)$ ]]
+	[ "$(jq -r '.processes[0].build_id' <<<"$output")" = "$(readelf -n "$lib" | sed -n 's/.*Build ID: *//p')" ]
 	gzip -dc "$root/usr/share/man/man1/tscshim.1.gz" | grep -q '^\.SH ENVIRONMENT'
 	[ -f "$root/usr/share/doc/tscshim/copyright" ]
 	grep -q 'Libs: -L${libdir} -ltscshim' "$root"/usr/lib/*-linux-gnu/pkgconfig/tscshim.pc

@@ -36,6 +36,7 @@ int command_shim_costs(void);
 int command_run(int argc, char **argv);
 int command_bench(int argc, char **argv);
 int command_ab(int argc, char **argv);
+int command_ps(int argc, char **argv); /* ps.h */
 
 /* calib_cost.c: per-call costs for `tscshim calib`'s cost section (a few ms): the kernel's
  * clock, the system call and the floor (floor.h), timed as the shim's gate times its own

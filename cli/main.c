@@ -19,6 +19,7 @@ static void usage(FILE *out)
 		"  options   list the TSCSHIM_* environment variables (--markdown for the README)\n"
 		"  bench     per-call cost of each clock: libc, syscall, shim, floor; --drift: error\n"
 		"  ab        run a command alternately without and with the shim and compare: tscshim ab -- CMD\n"
+		"  ps        the processes that have the shim loaded: serving, passing through or undecided\n"
 		"\n"
 		"tscshim --help | --version; tscshim COMMAND --help\n");
 }
@@ -46,6 +47,8 @@ int main(int argc, char **argv)
 		return command_bench(argc - 1, argv + 1);
 	if (strcmp(command, "ab") == 0)
 		return command_ab(argc - 1, argv + 1);
+	if (strcmp(command, "ps") == 0)
+		return command_ps(argc - 1, argv + 1);
 	/* Internal: bench re-executes itself under the shim as this; not in the usage. */
 	if (strcmp(command, "__bench-worker") == 0)
 		return command_bench_worker(argc - 1, argv + 1);

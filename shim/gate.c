@@ -30,6 +30,7 @@
 #include "signals.h"
 #include "line.h"
 #include "stats.h"
+#include "visible.h"
 
 #include "libc_kind.h"
 #include "options.h"
@@ -218,7 +219,7 @@ static uint64_t option_before_decision(enum option_id id)
 /* Reads of served clocks while undecided, added a thread's batch at a time (below): a
  * shared line, written only before the decision is due, and never on the served path. A
  * fork child inherits the count (and its forking thread's batch). */
-static _Atomic uint64_t reads_before_decision ON_LOAD_PAGE;
+/* reads_before_decision: kept beside the state block (visible.h), which tscshim ps reads. */
 /* This thread's reads not yet added to reads_before_decision (at most COUNT_BATCH - 1).
  * Initial-exec: the shim is preloaded, so its thread-local block is static (as stats.h's). */
 enum { COUNT_BATCH = 64 };
@@ -353,6 +354,7 @@ static void publish(const struct decision_result *r, uint64_t decide_ns, uint64_
 	gate_result.decide_ns = decide_ns;
 	gate_result.at_read = at_read;
 	atomic_store_explicit(&phase, PHASE_DECIDED, memory_order_release);
+	visible_published(&gate_result, decided_at_load);
 }
 
 /* Without MADV_WIPEONFORK (kernels before 4.14) a fork child frees the claim itself, as

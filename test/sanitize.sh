@@ -59,6 +59,25 @@ unit() {
 	[ "$st" -eq 0 ] && [ "$bad" -eq 0 ]
 }
 
+# TOOL... ps -p PID of a process served by the shim of $run (started here, killed after):
+# the command reading another process through its state block, under the sanitizer.
+ps_beside_served() {
+	local ready pid status
+	ready=$(mktemp)
+	"${run[@]}" "$dir/test/probe_ps" reads 10 >"$ready" &
+	pid=$!
+	for _ in $(seq 600); do
+		grep -q ready "$ready" && break
+		sleep 0.05
+	done
+	"$@" ps -p "$pid"
+	status=$?
+	kill "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	rm -f "$ready"
+	return $status
+}
+
 # SKIP WHAT WHY: one line for steps that cannot run here.
 skip() {
 	echo "skip $1: $2"
@@ -125,6 +144,7 @@ for kind in asan tsan; do
 	step "$kind sleep" timeout 120 "${run[@]}" "$stress" sleep 50 3 500
 	step "$kind probe_clock compare" timeout 120 "${run[@]}" "$dir/test/probe_clock" compare 2000 1000000
 	step "$kind tscshim calib" timeout 120 "$dir/tscshim" calib --calibrate-us 20000 "${calib_opts[@]}"
+	step "$kind tscshim ps" ps_beside_served timeout 120 "$dir/tscshim"
 	unset ASAN_OPTIONS UBSAN_OPTIONS TSAN_OPTIONS
 done
 
@@ -138,6 +158,8 @@ calib_under_valgrind() {
 if command -v valgrind >/dev/null; then
 	step "valgrind tscshim calib" calib_under_valgrind
 	step "valgrind tscshim options" "${vg[@]}" build/tscshim options
+	dir=build run=(env LD_PRELOAD="$PWD/build/libtscshim.so" TSCSHIM_SERVE=always TSCSHIM_DECIDE_AFTER=1 TSCSHIM_CACHE="$PWD/build/sanitize-ps.cache")
+	step "valgrind tscshim ps" ps_beside_served "${vg[@]}" build/tscshim
 	step "valgrind tscshim calib --json" bash -c '"$@" >/dev/null; [ $? -le 1 ]' _ "${vg[@]}" build/tscshim calib --json --calibrate-us 20000
 else
 	skip valgrind "valgrind is not installed (apt-get install valgrind)"

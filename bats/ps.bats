@@ -1,0 +1,433 @@
+#!/usr/bin/env bats
+# tscshim ps: real processes in each state (serving, passing through, undecided, held
+# mid-decision, a fork child, another version, no shim, exiting while being read), read
+# from outside; its three outputs; the shim found wherever it was loaded from (installed,
+# stripped, deleted since); and as an unprivileged user. The machine is shared: other
+# processes may have the shim loaded, so each test names its own (-p) or picks them out.
+bats_require_minimum_version 1.5.0
+load helpers
+
+PROBE="$ROOT/build/test/probe_clock"
+PROBE_PS="$ROOT/build/test/probe_ps"
+EXIT_LIB="$ROOT/build/test/libps_exit.so"
+LAYOUT_LIB="$ROOT/build/test/libstate_layout.so"
+FLOOR="$ROOT/build/libtscshim-floor.so"
+HOLD_LIB="$ROOT/build/test/libloading_hold.so"
+
+setup() {
+	export TSCSHIM_CACHE="$BATS_TEST_TMPDIR/cache"
+	started_pids=()
+	probes=0
+	as=()
+}
+
+teardown() {
+	local pid
+	for pid in "${started_pids[@]}"; do
+		kill -9 "$pid" 2>/dev/null || true
+	done
+	wait 2>/dev/null || true
+}
+
+# Starts probe_ps in the background (ENV... then -- and its arguments; as the command in
+# $as, if set, runs it: another user) and waits for the line it says when it is in its
+# state (through a fifo: no timing); $started is its pid, $said the line.
+start() { # ENV=VALUE... -- ARGS...
+	local env=()
+	while [ "$1" != -- ]; do
+		env+=("$1")
+		shift
+	done
+	shift
+	local fifo="$BATS_TEST_TMPDIR/ready.$((++probes))"
+	mkfifo "$fifo"
+	# fd 3 closed: bats waits for whatever holds it open.
+	"${as[@]}" env "${env[@]}" "$PROBE_PS" "$@" >"$fifo" 3>&- &
+	started=$!
+	started_pids+=("$started")
+	read -r said <"$fifo" || true
+	[[ "$said" == ready* ]] || { echo "probe_ps $* did not get ready: '$said'"; return 1; }
+}
+
+# The line of the table for PID.
+line_of() { # PID
+	grep -E "^ *$1 " <<<"$output"
+}
+
+# The build-id of an ELF file, as readelf shows it.
+build_id_of() { # FILE
+	readelf -n "$1" | sed -n 's/.*Build ID: *//p'
+}
+
+# A serving reader (counting its calls), one passing through and one undecided.
+start_three() {
+	require_reliable
+	warm_cache
+	start LD_PRELOAD="$SHIM" TSCSHIM_STATS="$BATS_TEST_TMPDIR/stats.%p" -- reads 2000
+	serving=$started
+	start LD_PRELOAD="$SHIM" TSCSHIM_DISABLE=1 -- reads 5
+	passing=$started
+	start LD_PRELOAD="$SHIM" TSCSHIM_DECIDE_AFTER=1000 -- reads 640
+	undecided=$started
+}
+
+@test "ps: a serving reader, one passing through, one undecided: a line each, and the summary" {
+	start_three
+	run --separate-stderr "$TSCSHIM" ps -p "$serving,$passing,$undecided"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	[[ "$(head -1 <<<"$output")" == "    PID USER       COMMAND          SOURCE   DECIDED "*" STATE" ]]
+	[[ "$(line_of "$serving")" =~ ^\ *$serving\ root\ +probe_ps\ +cache\ +at\ read\ 1\ +[0-9.]+\ [um]s\ +[0-9]+\ +0\ +2000\ \ serving,\ fenced:\ monotonic,monotonic_raw,boottime,realtime$ ]]
+	[[ "$(line_of "$passing")" =~ ^\ *$passing\ root\ +probe_ps\ +-\ +at\ read\ 1\ .*\ passing\ through:\ disabled$ ]]
+	[[ "$(line_of "$undecided")" =~ ^\ *$undecided\ root\ +probe_ps\ +-\ +-\ +-\ +-\ +-\ +-\ \ undecided,\ 640\ reads$ ]]
+	[ "$(tail -1 <<<"$output")" = "3 processes with the shim loaded: 1 serving, 1 passing through (disabled 1), 1 undecided" ]
+	# Without -p, every process of the machine: ours among them.
+	run "$TSCSHIM" ps
+	[ "$status" -eq 0 ]
+	line_of "$serving" | grep -q 'serving, fenced'
+	line_of "$undecided" | grep -q 'undecided, 640 reads'
+	[[ "$(tail -1 <<<"$output")" =~ ^[0-9]+\ process(es)?\ with\ the\ shim\ loaded:\  ]]
+}
+
+@test "ps --json: one document, each process's fields and the summary" {
+	require_command jq jq
+	start_three
+	run --separate-stderr "$TSCSHIM" ps --json -p "$serving,$passing,$undecided"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	jq -e . <<<"$output" >/dev/null
+	q() { jq -r --argjson pid "$1" ".processes[] | select(.pid == \$pid) | $2" <<<"$output"; }
+	[ "$(q "$serving" .state)" = serving ]
+	[ "$(q "$serving" '[.fenced, (.clocks | join(",")), .source, .decided.at, .decided.read] | join(" ")')" = \
+		"true monotonic,monotonic_raw,boottime,realtime user_cache read 1" ]
+	[ "$(q "$serving" '.served_reads')" -eq 2000 ]
+	[ "$(q "$serving" '.calls')" -eq 2000 ]
+	[ "$(q "$serving" '.decided.cost_ns')" -gt 0 ]
+	[[ "$(q "$serving" .reason)" == "invariant TSC, monotonic, same rate"* ]]
+	[ "$(q "$serving" .library)" = "$SHIM" ]
+	[ "$(q "$serving" .build_id)" = "$(build_id_of "$SHIM")" ]
+	[ "$(q "$passing" '[.state, .reason_key, .reason, .source] | join(" ")')" = \
+		"passing_through disabled TSCSHIM_DISABLE=1 none" ]
+	[ "$(q "$passing" .served_reads)" = null ]
+	[ "$(q "$undecided" '[.state, .reads_before_decision] | join(" ")')" = "undecided 640" ]
+	[ "$(q "$undecided" 'has("decided")')" = false ]
+	[ "$(jq -c .summary <<<"$output")" = '{"processes":3,"serving":1,"passing_through":1,"undecided":1,"other_version":0,"unreadable":0,"passing_through_by_reason":{"disabled":1},"unreadable_by_why":{},"resyncs":'"$(q "$serving" .resyncs)"',"fallbacks":0,"counting":1,"served_reads":2000}' ]
+	[ "$(jq -r .exited_while_read <<<"$output")" -eq 0 ]
+}
+
+# The text exposition format (version 0.0.4), checked line by line: HELP and TYPE once a
+# family, before its samples; each family's samples together; names, labels, values.
+check_exposition() {
+	python3 -c '
+import re, sys
+text = sys.stdin.read()
+assert text.endswith("\n"), "no final newline"
+name = r"[a-zA-Z_:][a-zA-Z0-9_:]*"
+value = r"([+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?|[+-]?Inf|NaN)"
+label = r"[a-zA-Z_][a-zA-Z0-9_]*=\"([^\"\\\n]|\\[\\\"n])*\""
+sample = re.compile(r"^(%s)(\{(%s(,%s)*)?\})? %s( -?\d+)?$" % (name, label, label, value))
+typed, helped, done, series, current = {}, set(), set(), set(), None
+for n, line in enumerate(text.splitlines(), 1):
+    m = re.match(r"^# (HELP|TYPE) (%s) (.*)$" % name, line)
+    if m:
+        kind, fam, rest = m.groups()
+        assert fam not in done, f"line {n}: family {fam} after its samples"
+        if kind == "TYPE":
+            assert fam not in typed and rest in ("counter", "gauge", "histogram", "summary", "untyped"), f"line {n}"
+            typed[fam] = rest
+        else:
+            assert fam not in helped, f"line {n}: a second HELP"
+            helped.add(fam)
+        continue
+    assert not line.startswith("#") or line.startswith("# "), f"line {n}"
+    if line.startswith("#") or not line:
+        continue
+    m = sample.match(line)
+    assert m, f"line {n}: not a sample: {line}"
+    fam = m.group(1)
+    assert fam in typed and fam in helped, f"line {n}: {fam} without HELP and TYPE first"
+    if fam != current:
+        assert fam not in done, f"line {n}: {fam} split"
+        if current:
+            done.add(current)
+        current = fam
+    key = line.rsplit(" ", 1)[0]
+    assert key not in series, f"line {n}: {key} twice"
+    series.add(key)
+print("ok", len(series), "series")
+'
+}
+
+@test "ps --prometheus: the text exposition format node_exporter's textfile collector reads" {
+	start_three
+	run --separate-stderr "$TSCSHIM" ps --prometheus -p "$serving,$passing,$undecided"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	check_exposition <<<"$output"
+	grep -qx 'tscshim_processes{state="serving"} 1' <<<"$output"
+	grep -qx 'tscshim_processes{state="passing_through"} 1' <<<"$output"
+	grep -qx 'tscshim_processes{state="undecided"} 1' <<<"$output"
+	grep -qx 'tscshim_processes{state="other_version"} 0' <<<"$output"
+	grep -qx 'tscshim_passing_through_processes{reason="disabled"} 1' <<<"$output"
+	grep -qx 'tscshim_served_reads 2000' <<<"$output"
+	grep -qx '# TYPE tscshim_processes gauge' <<<"$output"
+	# The whole machine's, as a node's textfile would hold it.
+	run "$TSCSHIM" ps --prometheus
+	[ "$status" -eq 0 ]
+	check_exposition <<<"$output"
+	# The checker itself refuses what the format does not allow.
+	! printf 'tscshim_processes{state="serving"} 1\n' | check_exposition
+	! printf '# HELP a x\n# TYPE a gauge\na{b="c} 1\n' | check_exposition
+	! printf '# HELP a x\n# TYPE a gauge\na 1\n# HELP b x\n# TYPE b gauge\nb 1\na 2\n' | check_exposition
+}
+
+@test "ps --prometheus: prometheus_client's own parser reads it" {
+	/usr/bin/python3 -c 'import prometheus_client' 2>/dev/null ||
+		skip "prometheus_client is not installed (apt-get install python3-prometheus-client)"
+	start_three
+	run "$TSCSHIM" ps --prometheus -p "$serving,$passing,$undecided"
+	[ "$status" -eq 0 ]
+	run /usr/bin/python3 -c '
+import sys
+from prometheus_client.parser import text_string_to_metric_families
+got = {(s.name, tuple(sorted(s.labels.items()))): s.value
+       for f in text_string_to_metric_families(sys.stdin.read()) for s in f.samples}
+assert got[("tscshim_processes", (("state", "serving"),))] == 1
+assert got[("tscshim_passing_through_processes", (("reason", "disabled"),))] == 1
+assert got[("tscshim_served_reads", ())] == 2000
+print(len(got), "samples")' <<<"$output"
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
+@test "ps: decided at load (a cold start, measured), at a status query, unfenced; a reliability refusal's key" {
+	require_reliable
+	start LD_PRELOAD="$SHIM" TSCSHIM_ESTIMATE_BUDGET_US=500000 TSCSHIM_FENCE=0 -- reads 3
+	cold=$started
+	start LD_PRELOAD="$SHIM" TSCSHIM_DECIDE_AFTER=1000 -- status
+	query=$started
+	start LD_PRELOAD="$SHIM" TSCSHIM_MAX_SKEW_NS=1 -- reads 3
+	refused=$started
+	run --separate-stderr "$TSCSHIM" ps -p "$cold,$query,$refused"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$(line_of "$cold")" =~ \ measured\ +at\ load\ .*\ serving,\ unfenced:\ monotonic, ]]
+	[[ "$(line_of "$query")" =~ \ cache\ +at\ a\ query\ .*\ serving,\ fenced: ]]
+	[[ "$(line_of "$refused")" =~ \ cache\ +at\ read\ 1\ .*\ passing\ through:\ max-shift$ ]]
+}
+
+@test "ps: a process held mid-decision is undecided, never a decision half made" {
+	require_reliable
+	warm_cache
+	start LD_PRELOAD="$HOOKS" -- held
+	run --separate-stderr "$TSCSHIM" ps --json -p "$started"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(jq -r '.processes[0] | [.state, .library] | join(" ")' <<<"$output")" = "undecided $HOOKS" ]
+}
+
+@test "ps: a fork child shows the decision it inherited" {
+	require_reliable
+	warm_cache
+	start LD_PRELOAD="$SHIM" -- fork 10
+	parent=$started
+	child=${said#ready }
+	started_pids+=("$child")
+	run --separate-stderr "$TSCSHIM" ps --json -p "$parent,$child"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(jq -r '[.processes[] | "\(.pid) \(.state) \(.decided.at) \(.decided.read)"] | join(",")' <<<"$output")" = \
+		"$parent serving read 1,$child serving read 1" ]
+}
+
+@test "ps: another version (no block, another layout), a library named like the shim that is not, no shim at all" {
+	mkdir -p "$BATS_TEST_TMPDIR/old" "$BATS_TEST_TMPDIR/later"
+	# A build from before the block: a library of the shim's name without its note.
+	cp "$FLOOR" "$BATS_TEST_TMPDIR/old/libtscshim.so"
+	cp "$LAYOUT_LIB" "$BATS_TEST_TMPDIR/later/libtscshim.so.1"
+	start LD_PRELOAD="$BATS_TEST_TMPDIR/old/libtscshim.so" -- reads 1
+	old=$started
+	start LD_PRELOAD="$BATS_TEST_TMPDIR/later/libtscshim.so.1" -- reads 1
+	later=$started
+	start LD_PRELOAD="$FLOOR" -- reads 1
+	floor=$started
+	start -- reads 1
+	plain=$started
+	run --separate-stderr "$TSCSHIM" ps -p "$old,$later"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$(line_of "$old")" == *"  loaded, another version (no state block)" ]]
+	[[ "$(line_of "$later")" == *"  loaded, another version (state layout 2)" ]]
+	[ "$(tail -1 <<<"$output")" = "2 processes with the shim loaded: 0 serving, 0 passing through, 0 undecided, 2 another version" ]
+	# Not the shim: not listed, and -p says so (exit 1, one line each).
+	run --separate-stderr "$TSCSHIM" ps -p "$floor,$plain"
+	echo "$output $stderr"
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "tscshim ps: process $floor: the shim is not loaded
+tscshim ps: process $plain: the shim is not loaded" ]
+	[ "$(tail -1 <<<"$output")" = "0 processes with the shim loaded: 0 serving, 0 passing through, 0 undecided" ]
+	run "$TSCSHIM" ps
+	[ "$status" -eq 0 ]
+	[ -z "$(line_of "$floor")" ] && [ -z "$(line_of "$plain")" ]
+	[ -n "$(line_of "$old")" ] && [ -n "$(line_of "$later")" ]
+	# No such process.
+	run --separate-stderr "$TSCSHIM" ps -p 2147483647
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "tscshim ps: process 2147483647: no such process" ]
+}
+
+@test "ps: the shim loaded from elsewhere, stripped as Debian's package is, and deleted since: still read" {
+	require_reliable
+	warm_cache
+	local lib="$BATS_TEST_TMPDIR/usr/lib/libtscshim.so.1"
+	mkdir -p "$(dirname "$lib")"
+	cp "$SHIM" "$lib"
+	# What dh_strip does to a shared library.
+	strip --remove-section=.comment --remove-section=.note --strip-unneeded "$lib"
+	! readelf -S "$lib" | grep -q '\.symtab'
+	start LD_PRELOAD="$lib" -- reads 10
+	rm "$lib"
+	run --separate-stderr "$TSCSHIM" ps --json -p "$started"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(jq -r '.processes[0] | [.state, .library] | join(" ")' <<<"$output")" = "serving $lib (deleted)" ]
+	[ "$(jq -r '.processes[0].build_id' <<<"$output")" = "$(build_id_of "$SHIM")" ]
+}
+
+@test "ps: a process that exits while being read is skipped, at each point of the reading" {
+	# Undecided, with nothing to measure at load (no record needed).
+	local undecided_env=(LD_PRELOAD="$SHIM" TSCSHIM_DISABLE=1 TSCSHIM_DECIDE_AFTER=1000)
+	start "${undecided_env[@]}" -- reads 64
+	stays=$started
+	local at
+	# 1: the ELF header; 4: the block's first bytes; 8: the clock's tally.
+	for at in 1 4 8; do
+		start "${undecided_env[@]}" -- reads 64
+		goes=$started
+		run --separate-stderr env LD_PRELOAD="$EXIT_LIB" TSCTEST_EXIT_PID="$goes" TSCTEST_EXIT_AT="$at" \
+			"$TSCSHIM" ps --json
+		echo "at $at: status $status $stderr"
+		[ "$status" -eq 0 ]
+		[ -z "$stderr" ]
+		[ "$(jq -r --argjson p "$goes" '[.processes[] | select(.pid == $p)] | length' <<<"$output")" -eq 0 ]
+		[ "$(jq -r --argjson p "$stays" '.processes[] | select(.pid == $p) | .state' <<<"$output")" = undecided ]
+		[ "$(jq -r .exited_while_read <<<"$output")" -ge 1 ]
+		kill -0 "$goes" 2>/dev/null && ! grep -q '^State:.*Z' "/proc/$goes/status" && false
+	done
+	# Named with -p: one line, exit 1.
+	start "${undecided_env[@]}" -- reads 64
+	goes=$started
+	run --separate-stderr env LD_PRELOAD="$EXIT_LIB" TSCTEST_EXIT_PID="$goes" "$TSCSHIM" ps -p "$goes,$stays"
+	echo "$output $stderr"
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "tscshim ps: process $goes: exited while being read" ]
+	[[ "$(tail -1 <<<"$output")" == "1 process with the shim loaded: 0 serving, 0 passing through, 1 undecided; 1 exited while being read" ]]
+}
+
+@test "ps: a process still being loaded, its block not relocated yet, is undecided, not another version" {
+	# Held in the loader before it relocates the shim (test/lib_loading_hold.c).
+	start LD_PRELOAD="$SHIM $HOLD_LIB" -- reads 1
+	run --separate-stderr "$TSCSHIM" ps --json -p "$started"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(jq -r '.processes[0] | [.state, .reads_before_decision] | join(" ")' <<<"$output")" = "undecided 0" ]
+}
+
+@test "ps: whole scans while processes start, decide, re-synchronize and vanish: each read as one of its states" {
+	require_command jq jq
+	warm_cache
+	# Processes of about 60 ms each (reads, some 700 us apart, deciding at the first),
+	# one after another, for as long as ps runs: in most scans one of them is listed and
+	# gone before it is opened, one decides or re-synchronizes while it is read. (The
+	# exact moments, mid-decision, being loaded and exiting mid-read, have tests of their
+	# own above.)
+	(
+		for _ in $(seq 200); do
+			LD_PRELOAD="$SHIM" "$PROBE" compare 30 1000000000 >/dev/null 2>&1
+		done
+	) 3>&- &
+	local spawner=$! scan states bad listed=0
+	started_pids+=("$spawner")
+	for scan in $(seq 40); do
+		run --separate-stderr "$TSCSHIM" ps --json
+		[ "$status" -eq 0 ] || { echo "scan $scan: $status $stderr"; false; }
+		states=$(jq -r --arg lib "$SHIM" '.processes[] | select(.library == $lib) | .state' <<<"$output")
+		bad=$(grep -vxE 'serving|passing_through|undecided' <<<"$states" || true)
+		[ -z "$bad" ] || { echo "scan $scan: $output"; false; }
+		listed=$((listed + $(grep -c . <<<"$states" || true)))
+		kill -0 "$spawner" 2>/dev/null || break
+	done
+	echo "processes of ours listed over the scans: $listed"
+	[ "$listed" -ge 5 ]
+}
+
+@test "ps: a musl program's shim (build-musl/), read by the glibc command and by the musl one" {
+	command -v "${MUSL_CC:-musl-gcc}" >/dev/null || skip "${MUSL_CC:-musl-gcc} not found: install musl-tools"
+	make -s -C "$ROOT" musl >/dev/null
+	local mb="$ROOT/build-musl" tool
+	PROBE_PS="$mb/test/probe_ps" start LD_PRELOAD="$mb/libtscshim.so" TSCSHIM_DISABLE=1 -- reads 5
+	passing=$started
+	PROBE_PS="$mb/test/probe_ps" start LD_PRELOAD="$mb/libtscshim.so" TSCSHIM_DISABLE=1 \
+		TSCSHIM_DECIDE_AFTER=1000 -- reads 128
+	undecided=$started
+	for tool in "$TSCSHIM" "$mb/tscshim"; do
+		run --separate-stderr "$tool" ps -p "$passing,$undecided"
+		echo "$tool: $output"
+		[ "$status" -eq 0 ]
+		[[ "$(line_of "$passing")" == *"  passing through: disabled" ]]
+		[[ "$(line_of "$undecided")" == *"  undecided, 128 reads" ]]
+	done
+}
+
+# As nobody: ps reads nobody's processes, and of others' only how many there are.
+@test "ps as an unprivileged user: its own processes read, another user's counted and not read" {
+	[ "$(id -u)" -eq 0 ] || skip "needs root to start processes as another user"
+	getent passwd nobody >/dev/null || skip "there is no user nobody"
+	start LD_PRELOAD="$SHIM" TSCSHIM_DISABLE=1 -- reads 5
+	root_pid=$started
+	as=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
+	start LD_PRELOAD="$SHIM" TSCSHIM_DISABLE=1 TSCSHIM_DECIDE_AFTER=1000 TSCSHIM_CACHE=off -- reads 128
+	undecided=$started
+	start LD_PRELOAD="$SHIM" TSCSHIM_DISABLE=1 TSCSHIM_CACHE=off -- reads 5
+	passing=$started
+	run --separate-stderr "${as[@]}" "$TSCSHIM" ps --json
+	echo "$output $stderr"
+	[ "$status" -eq 0 ]
+	q() { jq -r --argjson pid "$1" ".processes[] | select(.pid == \$pid) | $2" <<<"$output"; }
+	# Yama's ptrace_scope 1 and up lets a user read only its own descendants.
+	if [ "$(cat /proc/sys/kernel/yama/ptrace_scope 2>/dev/null || echo 0)" -ge 1 ]; then
+		[ "$(q "$undecided" '[.state, .why] | join(" ")')" = "unreadable ptrace_scope" ]
+		[ "$(q "$passing" '[.state, .why] | join(" ")')" = "unreadable ptrace_scope" ]
+	else
+		[ "$(q "$undecided" '[.user, .state, .reads_before_decision] | join(" ")')" = "nobody undecided 128" ]
+		[ "$(q "$passing" '[.user, .state, .reason_key] | join(" ")')" = "nobody passing_through disabled" ]
+	fi
+	[ -z "$(q "$root_pid" .state)" ]
+	[ "$(jq -r '.not_inspected.by_why.another_user' <<<"$output")" -ge 1 ]
+	[ "$(jq -r '.not_inspected.processes' <<<"$output")" -ge "$(jq -r '.not_inspected.by_why.another_user' <<<"$output")" ]
+	# The table's summary says how many, and why.
+	run "${as[@]}" "$TSCSHIM" ps -p "$undecided,$passing"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$(tail -1 <<<"$output")" == "2 processes with the shim loaded: "* ]]
+	run "${as[@]}" "$TSCSHIM" ps
+	[[ "$(tail -1 <<<"$output")" =~ \;\ could\ not\ look\ into\ [0-9]+\ other\ process(es)?\ \(another\ user\'s\ [0-9]+ ]]
+	# Another user's process named: one line, exit 1.
+	run --separate-stderr "${as[@]}" "$TSCSHIM" ps -p "$root_pid"
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "tscshim ps: process $root_pid: could not look into it (another user's)" ]
+}
+
+@test "ps: bad invocations: one line, exit 2" {
+	usage_error "unknown argument '--bogus'" ps --bogus
+	usage_error "option -p needs a value" ps -p
+	usage_error "'x' is not a process id" ps -p x
+	usage_error "'0' is not a process id" ps -p 0
+	usage_error "need process ids" ps -p 1,,2
+	usage_error "need process ids" ps -p 1,
+	usage_error "--json and --prometheus exclude each other" ps --json --prometheus
+	run "$TSCSHIM" ps --help
+	[ "$status" -eq 0 ]
+	[[ "$output" == "usage: tscshim ps "* ]]
+}

@@ -1,0 +1,78 @@
+/* The state block: what a process's shim shows to a reader outside the process
+ * (`tscshim ps`), which reads it from the process's memory without stopping, signalling
+ * or asking the process anything.
+ *
+ * The shim (shim/visible.c) keeps one block in its initialized data, on the load page
+ * (calib/load_page.h), and marks where it lies with an ELF note in its image: the note
+ * "tscshim", type STATE_NOTE_TYPE, whose 8-byte descriptor is the block's address less
+ * the descriptor's own (a link-time constant: no relocation, nothing written at load).
+ * A reader finds the image's program headers in the process (the mapping of the
+ * library's first page), its PT_NOTE segments, this note, and so the block: no symbol
+ * table is needed, so a stripped library (Debian's packages) and a library file deleted
+ * or replaced since the process loaded it are read alike.
+ *
+ * The block holds addresses in the process (of the published decision, the count of
+ * reads before it, the clock's tally and the stats' slots, each filled by the loader's
+ * relocation of the load page, which it writes anyway) and where each field lies in the
+ * object it points at, so that a reader built from another tree reads the fields it
+ * knows and no others: nothing of the shim's private structures is assumed.
+ *
+ * Versions: `layout` changes only where a field's meaning or width changes (a reader of
+ * another layout reads nothing more: "another version"); fields are otherwise only
+ * appended, and `size` says which a block has. The widths below are the layout's: the
+ * shim asserts them at compile time. */
+#ifndef CALIB_STATE_BLOCK_H
+#define CALIB_STATE_BLOCK_H
+
+#include <stdint.h>
+
+#define STATE_BLOCK_MAGIC "tscstate" /* 8 bytes, no terminating NUL kept */
+#define STATE_NOTE_NAME "tscshim"    /* the note's name, with its NUL: 8 bytes */
+enum {
+	STATE_NOTE_TYPE = 0x54534331, /* "TSC1" */
+	STATE_BLOCK_LAYOUT = 1,
+};
+
+struct state_block {
+	char magic[8];           /* STATE_BLOCK_MAGIC */
+	uint32_t layout;         /* STATE_BLOCK_LAYOUT */
+	uint32_t size;           /* sizeof the block as built: fields are only appended */
+	/* The published decision's address: 0 while undecided. Written once, last, after the
+	 * decision is whole (release): a reader that finds it set reads a decision that no
+	 * longer changes. A fork child inherits it with its parent's decision. */
+	uint64_t decision;
+	/* 1: the decision was made at load (a cold start); written before `decision`. */
+	uint32_t decided_at_load;
+	uint32_t reserved;
+	/* Addresses in the process. */
+	uint64_t reads_before_decision; /* uint64_t: reads of served clocks while undecided,
+	                                 * shared by each thread a batch of 64 at a time */
+	uint64_t tally;                 /* the clock's counters, each a uint64_t (in_tally) */
+	uint64_t stats_enabled;         /* bool (1 byte): TSCSHIM_STATS is set, so calls are counted */
+	uint64_t stats_slots;           /* the first of in_stats.slot_count per-thread slots */
+	/* Where the decision's fields lie, from `decision`: bool (1 byte) serving,
+	 * not_worth_it, fenced; uint32_t served (bit c: enum served_clock c); int32_t source
+	 * (enum tscshim_source); uint64_t decide_ns, at_read (0: at load or a status query);
+	 * reason, a NUL-terminated text of reason_size bytes. `size`: the decision's. */
+	struct {
+		uint16_t size, serving, not_worth_it, fenced, served, source, decide_ns, at_read, reason,
+			reason_size;
+	} in_decision;
+	/* Where the tally's counters lie, from `tally` (each a uint64_t that only grows). */
+	struct {
+		uint16_t size, resyncs, reanchors, stops, kernel_reads, lost_writes, largest_error_ns,
+			stopped_uncovered;
+	} in_tally;
+	/* The stats' slots: slot_count of slot_size bytes; in each, the uint64_t count of
+	 * calls of stat clock c (stats_line.h: the served clocks, then every other) that were
+	 * (s = 1) or were not (s = 0) served lies at counts + (c * 2 + s) * 8; `clocks` of them. */
+	struct {
+		uint16_t slot_count, slot_size, clocks, counts;
+	} in_stats;
+	uint32_t reserved2;
+};
+
+/* Layout 1's size, up to reserved2: a block smaller than this is not one. */
+#define STATE_BLOCK_V1_SIZE 112u
+
+#endif

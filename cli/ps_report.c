@@ -1,0 +1,415 @@
+/* What `tscshim ps` prints, from the processes read and the scan's totals: the table with
+ * its summary line, --json (one document) and --prometheus (the text exposition format
+ * that node_exporter's textfile collector reads). Pure: the unit tests drive it with
+ * made-up processes. */
+#include "ps.h"
+
+#include "clocks.h"
+#include "report.h"
+
+#include <string.h>
+
+static const char *const state_names[PS_STATES] = {
+	[PS_SERVING] = "serving",
+	[PS_PASSING] = "passing_through",
+	[PS_UNDECIDED] = "undecided",
+	[PS_OTHER_VERSION] = "other_version",
+	[PS_UNREADABLE] = "unreadable",
+};
+
+/* A denial's name (the outputs' keys and labels) and words (the table's). */
+static const struct {
+	const char *name, *words;
+} denials[PS_DENIEDS] = {
+	[PS_DENIED_OTHER_USER] = {"another_user", "another user's"},
+	[PS_DENIED_PTRACE_SCOPE] = {"ptrace_scope", "ptrace_scope"},
+	[PS_DENIED_NOT_PERMITTED] = {"not_permitted", "not permitted"},
+};
+
+const char *ps_denied_words(enum ps_denied d)
+{
+	return denials[d].words;
+}
+
+/* Where the verdict came from: the table's word and the outputs' name. */
+static const char *source_word(int source, bool long_name)
+{
+	switch (source) {
+	case TSCSHIM_SOURCE_NONE: return long_name ? "none" : "-";
+	case TSCSHIM_SOURCE_SYSTEM_RECORD: return long_name ? "system_record" : "record";
+	case TSCSHIM_SOURCE_USER_CACHE: return long_name ? "user_cache" : "cache";
+	case TSCSHIM_SOURCE_MEASURED: return "measured";
+	default: return "unknown";
+	}
+}
+
+static const char *when_name(enum ps_when w)
+{
+	return w == PS_AT_LOAD ? "load" : w == PS_AT_READ ? "read" : "query";
+}
+
+static bool decided(const struct ps_process *p)
+{
+	return p->state == PS_SERVING || p->state == PS_PASSING;
+}
+
+static bool block_read(const struct ps_process *p)
+{
+	return decided(p) || p->state == PS_UNDECIDED;
+}
+
+void ps_format_duration(char *buf, size_t size, uint64_t ns)
+{
+	if (ns >= 10000000)
+		snprintf(buf, size, "%llu ms", (unsigned long long)((ns + 500000) / 1000000));
+	else if (ns >= 1000000)
+		snprintf(buf, size, "%.1f ms", (double)ns / 1e6);
+	else if (ns >= 10000)
+		snprintf(buf, size, "%llu us", (unsigned long long)((ns + 500) / 1000));
+	else
+		snprintf(buf, size, "%.1f us", (double)ns / 1e3);
+}
+
+/* Served clock c's name (clock_table's), or "clockN" for one this reader does not know. */
+static const char *clock_name(unsigned c, char unknown[16])
+{
+	if (c < SERVED_CLOCK_COUNT)
+		return clock_table[c].name;
+	snprintf(unknown, 16, "clock%u", c);
+	return unknown;
+}
+
+/* The served clocks' names, comma-separated. */
+static void clock_names(char *buf, size_t size, uint32_t served)
+{
+	size_t len = 0;
+	buf[0] = '\0';
+	for (unsigned c = 0; c < 32 && len < size; c++) {
+		char unknown[16];
+		if ((served >> c) & 1)
+			len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? "," : "", clock_name(c, unknown));
+	}
+}
+
+/* ---- the summary ---- */
+
+enum { MAX_KEYS = 64 };
+struct summary {
+	unsigned processes, state[PS_STATES], unreadable[PS_DENIEDS];
+	unsigned passing[MAX_KEYS]; /* by ps_reason_key_at's index */
+	uint64_t resyncs, fallbacks, served_reads;
+	unsigned counting;
+};
+
+/* The key's index among ps_reason_key_at's; "other"'s for a key not among them. */
+static size_t key_index(const char *key)
+{
+	size_t other = 0;
+	for (size_t i = 0; i < MAX_KEYS && ps_reason_key_at(i); i++) {
+		if (key && strcmp(ps_reason_key_at(i), key) == 0)
+			return i;
+		if (strcmp(ps_reason_key_at(i), "other") == 0)
+			other = i;
+	}
+	return other;
+}
+
+static void summarize(const struct ps_process *p, size_t n, struct summary *s)
+{
+	memset(s, 0, sizeof *s);
+	for (size_t i = 0; i < n; i++) {
+		s->processes++;
+		s->state[p[i].state]++;
+		if (p[i].state == PS_UNREADABLE)
+			s->unreadable[p[i].denied]++;
+		if (p[i].state == PS_PASSING)
+			s->passing[key_index(p[i].reason_key)]++;
+		if (block_read(&p[i])) {
+			s->resyncs += p[i].resyncs;
+			s->fallbacks += p[i].reanchors + p[i].stops;
+		}
+		if (p[i].counted) {
+			s->counting++;
+			s->served_reads += p[i].served_reads;
+		}
+	}
+}
+
+/* "(key N, key N)" of the non-zero counts, or nothing. */
+static void write_counts_by(FILE *out, const unsigned *count, size_t n, const char *(*name)(size_t))
+{
+	const char *sep = " (";
+	for (size_t i = 0; i < n; i++)
+		if (count[i]) {
+			fprintf(out, "%s%s %u", sep, name(i), count[i]);
+			sep = ", ";
+		}
+	if (sep[0] == ',')
+		fputc(')', out);
+}
+
+static const char *denial_words(size_t i)
+{
+	return denials[i].words;
+}
+
+static unsigned not_inspected_total(const struct ps_scan_totals *t)
+{
+	unsigned n = 0;
+	for (int d = 0; d < PS_DENIEDS; d++)
+		n += t->not_inspected[d];
+	return n;
+}
+
+static void write_summary_line(FILE *out, const struct summary *s, const struct ps_scan_totals *t)
+{
+	fprintf(out, "%u process%s with the shim loaded: %u serving, %u passing through", s->processes,
+		s->processes == 1 ? "" : "es", s->state[PS_SERVING], s->state[PS_PASSING]);
+	write_counts_by(out, s->passing, MAX_KEYS, ps_reason_key_at);
+	fprintf(out, ", %u undecided", s->state[PS_UNDECIDED]);
+	if (s->state[PS_OTHER_VERSION])
+		fprintf(out, ", %u another version", s->state[PS_OTHER_VERSION]);
+	if (s->state[PS_UNREADABLE]) {
+		fprintf(out, ", %u not readable", s->state[PS_UNREADABLE]);
+		write_counts_by(out, s->unreadable, PS_DENIEDS, denial_words);
+	}
+	unsigned not_inspected = not_inspected_total(t);
+	if (not_inspected) {
+		fprintf(out, "; could not look into %u other process%s", not_inspected, not_inspected == 1 ? "" : "es");
+		write_counts_by(out, t->not_inspected, PS_DENIEDS, denial_words);
+	}
+	if (t->exited)
+		fprintf(out, "; %u exited while being read", t->exited);
+	fputc('\n', out);
+}
+
+/* ---- the table ---- */
+
+static void state_words(char *buf, size_t size, const struct ps_process *p)
+{
+	char clocks[128];
+	switch (p->state) {
+	case PS_SERVING:
+		clock_names(clocks, sizeof clocks, p->served);
+		snprintf(buf, size, "serving, %s: %s", p->fenced ? "fenced" : "unfenced", clocks);
+		break;
+	case PS_PASSING: snprintf(buf, size, "passing through: %s", p->reason_key); break;
+	case PS_UNDECIDED:
+		snprintf(buf, size, "undecided, %llu read%s", (unsigned long long)p->reads_before_decision,
+			 p->reads_before_decision == 1 ? "" : "s");
+		break;
+	case PS_OTHER_VERSION: snprintf(buf, size, "loaded, another version (%s)", p->note); break;
+	default: snprintf(buf, size, "loaded, not readable (%s)", denials[p->denied].words); break;
+	}
+}
+
+static void u64_or_dash(char *buf, size_t size, bool known, uint64_t v)
+{
+	if (known)
+		snprintf(buf, size, "%llu", (unsigned long long)v);
+	else
+		snprintf(buf, size, "-");
+}
+
+void ps_write_table(FILE *out, const struct ps_process *p, size_t n, const struct ps_scan_totals *t)
+{
+	fprintf(out, "%7s %-10s %-16s %-8s %-14s %8s %8s %9s %10s  %s\n", "PID", "USER", "COMMAND", "SOURCE",
+		"DECIDED", "COST", "RESYNCS", "FALLBACKS", "SERVED", "STATE");
+	for (size_t i = 0; i < n; i++) {
+		const struct ps_process *q = &p[i];
+		char when[32] = "-", cost[16] = "-", resyncs[24], fallbacks[24], served[24], state[192];
+		if (decided(q)) {
+			if (q->when == PS_AT_READ)
+				snprintf(when, sizeof when, "at read %llu", (unsigned long long)q->at_read);
+			else
+				snprintf(when, sizeof when, q->when == PS_AT_LOAD ? "at load" : "at a query");
+			ps_format_duration(cost, sizeof cost, q->decide_ns);
+		}
+		u64_or_dash(resyncs, sizeof resyncs, decided(q), q->resyncs);
+		u64_or_dash(fallbacks, sizeof fallbacks, decided(q), q->reanchors + q->stops);
+		u64_or_dash(served, sizeof served, q->counted, q->served_reads);
+		state_words(state, sizeof state, q);
+		fprintf(out, "%7d %-10.10s %-16s %-8s %-14s %8s %8s %9s %10s  %s\n", q->pid, q->user, q->command,
+			decided(q) ? source_word(q->source, false) : "-", when, cost, resyncs, fallbacks, served, state);
+	}
+	struct summary s;
+	summarize(p, n, &s);
+	write_summary_line(out, &s, t);
+}
+
+/* ---- --json ---- */
+
+/* An object being written: each field after the first is preceded by a comma. */
+struct json_object {
+	FILE *out;
+	bool started;
+};
+
+static FILE *json_key(struct json_object *o, const char *name)
+{
+	fprintf(o->out, "%s\"%s\": ", o->started ? ", " : "", name);
+	o->started = true;
+	return o->out;
+}
+
+static void json_u64(struct json_object *o, const char *name, uint64_t v)
+{
+	fprintf(json_key(o, name), "%llu", (unsigned long long)v);
+}
+
+static void json_text(struct json_object *o, const char *name, const char *v)
+{
+	json_write_string(json_key(o, name), v);
+}
+
+static void json_bool(struct json_object *o, const char *name, bool v)
+{
+	fputs(v ? "true" : "false", json_key(o, name));
+}
+
+/* {"name": N, ...} of the non-zero counts. */
+static void json_counts_by(struct json_object *o, const char *name, const unsigned *count, size_t n,
+			   const char *(*key)(size_t))
+{
+	struct json_object by = {json_key(o, name), false};
+	fputc('{', by.out);
+	for (size_t i = 0; i < n; i++)
+		if (count[i])
+			json_u64(&by, key(i), count[i]);
+	fputc('}', by.out);
+}
+
+static const char *denial_name(size_t i)
+{
+	return denials[i].name;
+}
+
+static void write_json_decision(struct json_object *o, const struct ps_process *q)
+{
+	json_bool(o, "fenced", q->fenced);
+	FILE *out = json_key(o, "clocks");
+	fputc('[', out);
+	for (unsigned c = 0, n = 0; c < 32; c++) {
+		char unknown[16];
+		if (!((q->served >> c) & 1))
+			continue;
+		fputs(n++ ? ", " : "", out);
+		json_write_string(out, clock_name(c, unknown));
+	}
+	fputc(']', out);
+	json_text(o, "reason", q->reason);
+	if (q->state == PS_PASSING)
+		json_text(o, "reason_key", q->reason_key);
+	json_text(o, "source", source_word(q->source, true));
+	struct json_object when = {json_key(o, "decided"), false};
+	fputc('{', when.out);
+	json_text(&when, "at", when_name(q->when));
+	if (q->when == PS_AT_READ)
+		json_u64(&when, "read", q->at_read);
+	json_u64(&when, "cost_ns", q->decide_ns);
+	fputc('}', when.out);
+	json_u64(o, "resyncs", q->resyncs);
+	json_u64(o, "reanchors", q->reanchors);
+	json_u64(o, "stops", q->stops);
+	json_u64(o, "kernel_reads", q->kernel_reads);
+	json_u64(o, "lost_writes", q->lost_writes);
+	json_u64(o, "largest_error_ns", q->largest_error_ns);
+}
+
+static void write_json_process(FILE *out, const struct ps_process *q)
+{
+	struct json_object o = {out, false};
+	fputc('{', out);
+	json_u64(&o, "pid", (uint64_t)q->pid);
+	json_text(&o, "user", q->user);
+	json_u64(&o, "uid", q->uid);
+	json_text(&o, "command", q->command);
+	json_text(&o, "library", q->library);
+	json_text(&o, "build_id", q->build_id);
+	json_text(&o, "state", state_names[q->state]);
+	if (q->state == PS_OTHER_VERSION)
+		json_text(&o, "note", q->note);
+	if (q->state == PS_UNREADABLE)
+		json_text(&o, "why", denials[q->denied].name);
+	if (q->state == PS_UNDECIDED)
+		json_u64(&o, "reads_before_decision", q->reads_before_decision);
+	if (decided(q))
+		write_json_decision(&o, q);
+	if (block_read(q) && q->counted) {
+		json_u64(&o, "served_reads", q->served_reads);
+		json_u64(&o, "calls", q->calls);
+	} else if (block_read(q)) {
+		fputs("null", json_key(&o, "served_reads"));
+		fputs("null", json_key(&o, "calls"));
+	}
+	fputc('}', out);
+}
+
+void ps_write_json(FILE *out, const struct ps_process *p, size_t n, const struct ps_scan_totals *t)
+{
+	fputs("{\"processes\": [", out);
+	for (size_t i = 0; i < n; i++) {
+		fputs(i ? ",\n  " : "\n  ", out);
+		write_json_process(out, &p[i]);
+	}
+	fputs(n ? "\n],\n" : "],\n", out);
+	struct summary s;
+	summarize(p, n, &s);
+	struct json_object sum = {out, false};
+	fputs(" \"summary\": {", out);
+	json_u64(&sum, "processes", s.processes);
+	for (int st = 0; st < PS_STATES; st++)
+		json_u64(&sum, state_names[st], s.state[st]);
+	json_counts_by(&sum, "passing_through_by_reason", s.passing, MAX_KEYS, ps_reason_key_at);
+	json_counts_by(&sum, "unreadable_by_why", s.unreadable, PS_DENIEDS, denial_name);
+	json_u64(&sum, "resyncs", s.resyncs);
+	json_u64(&sum, "fallbacks", s.fallbacks);
+	json_u64(&sum, "counting", s.counting);
+	json_u64(&sum, "served_reads", s.served_reads);
+	fputs("},\n", out);
+	struct json_object rest = {out, false};
+	fputs(" \"not_inspected\": {", out);
+	json_u64(&rest, "processes", not_inspected_total(t));
+	json_counts_by(&rest, "by_why", t->not_inspected, PS_DENIEDS, denial_name);
+	fputs("},\n", out);
+	fprintf(out, " \"exited_while_read\": %u\n}\n", t->exited);
+}
+
+/* ---- --prometheus ---- */
+
+/* One metric family's HELP and TYPE lines (every family here is a gauge: the processes
+ * come and go, so even the sums may fall). */
+static void family(FILE *out, const char *name, const char *help)
+{
+	fprintf(out, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
+}
+
+void ps_write_prometheus(FILE *out, const struct ps_process *p, size_t n, const struct ps_scan_totals *t)
+{
+	struct summary s;
+	summarize(p, n, &s);
+	family(out, "tscshim_processes", "Processes that have the tscshim library loaded, by state.");
+	for (int st = 0; st < PS_STATES; st++)
+		fprintf(out, "tscshim_processes{state=\"%s\"} %u\n", state_names[st], s.state[st]);
+	family(out, "tscshim_passing_through_processes",
+	       "Processes whose tscshim passes every clock call to the kernel, by reason.");
+	for (size_t k = 0; k < MAX_KEYS && ps_reason_key_at(k); k++)
+		fprintf(out, "tscshim_passing_through_processes{reason=\"%s\"} %u\n", ps_reason_key_at(k), s.passing[k]);
+	family(out, "tscshim_unreadable_processes",
+	       "Processes with tscshim loaded whose state this scan was not allowed to read, by why.");
+	for (int d = 0; d < PS_DENIEDS; d++)
+		fprintf(out, "tscshim_unreadable_processes{why=\"%s\"} %u\n", denials[d].name, s.unreadable[d]);
+	family(out, "tscshim_not_inspected_processes",
+	       "Processes this scan was not allowed to look into at all (tscshim loaded or not), by why.");
+	for (int d = 0; d < PS_DENIEDS; d++)
+		fprintf(out, "tscshim_not_inspected_processes{why=\"%s\"} %u\n", denials[d].name, t->not_inspected[d]);
+	family(out, "tscshim_resyncs", "Re-synchronizations with the kernel's clock so far, summed over the processes read.");
+	fprintf(out, "tscshim_resyncs %llu\n", (unsigned long long)s.resyncs);
+	family(out, "tscshim_fallbacks", "Watchdog re-anchors and stops so far, summed over the processes read.");
+	fprintf(out, "tscshim_fallbacks %llu\n", (unsigned long long)s.fallbacks);
+	family(out, "tscshim_counting_processes", "Processes that count their calls (TSCSHIM_STATS set).");
+	fprintf(out, "tscshim_counting_processes %u\n", s.counting);
+	family(out, "tscshim_served_reads",
+	       "Clock reads served from the counter so far, summed over the processes that count them.");
+	fprintf(out, "tscshim_served_reads %llu\n", (unsigned long long)s.served_reads);
+}

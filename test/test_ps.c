@@ -1,0 +1,605 @@
+/* tscshim ps's pure parts (cli/ps_image.c, ps_reason.c, ps_report.c) on made-up input: a
+ * maps line, the shim's names, an image with its notes and block in a made-up process
+ * memory (and blocks of other layouts, bad ones and reads that fail), the reasons' keys,
+ * and the three outputs. */
+#include "ps.h"
+#include "unit.h"
+
+#include "clocks.h"
+#include "stats_line.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- maps and names ---- */
+
+static void test_maps_line(void)
+{
+	char line[] = "7f1c2a000000-7f1c2a021000 r-xp 00000000 fd:01 1234567                    /usr/lib/x86_64-linux-gnu/libtscshim.so.1";
+	struct ps_mapping m;
+	CHECK(ps_maps_parse(line, &m) == 0);
+	CHECK_EQ_U64(m.start, 0x7f1c2a000000ull);
+	CHECK_EQ_U64(m.end, 0x7f1c2a021000ull);
+	CHECK_EQ_U64(m.offset, 0);
+	CHECK_EQ_U64(m.dev_major, 0xfd);
+	CHECK_EQ_U64(m.dev_minor, 1);
+	CHECK_EQ_U64(m.inode, 1234567);
+	CHECK(m.readable && !m.writable && !m.deleted);
+	CHECK(strcmp(m.path, "/usr/lib/x86_64-linux-gnu/libtscshim.so.1") == 0);
+
+	char deleted[] = "55d0c0a19000-55d0c0a1a000 rw-p 00019000 08:11 42 /work/build/libtscshim.so (deleted)";
+	CHECK(ps_maps_parse(deleted, &m) == 0);
+	CHECK(m.writable && m.deleted && m.offset == 0x19000);
+	CHECK(strcmp(m.path, "/work/build/libtscshim.so") == 0);
+
+	char anonymous[] = "7ffd1c9e5000-7ffd1ca06000 rw-p 00000000 00:00 0";
+	CHECK(ps_maps_parse(anonymous, &m) == 0);
+	CHECK(m.path[0] == '\0');
+
+	char bad[][64] = {"", "7f00-7e00 r-xp 00000000 fd:01 1 /x", "zz-7f00 r-xp 0 fd:01 1 /x",
+			  "7e00-7f00 r-xp 00000000 fd01 1 /x", "7e00-7f00 r-xp 00000000 fd:01 x /x", "7e00-7f00"};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+		CHECK(ps_maps_parse(bad[i], &m) != 0);
+}
+
+static void test_shim_names(void)
+{
+	const char *yes[] = {"/work/build/libtscshim.so", "libtscshim.so", "/usr/lib/libtscshim.so.1",
+			     "/usr/local/lib/libtscshim.so.0.2.0", "/work/build/test/libtscshim-hooks.so"};
+	const char *no[] = {"/work/build/libtscshim-floor.so", "/usr/lib/libtscshim.so.x", "/usr/lib/libtscshim.so.",
+			    "/usr/lib/libtscshim.sox", "/lib/libc.so.6", "/usr/lib/libtscshim.so.1/", "libtscshim",
+			    "/tmp/libtscshim.so.1.a", "/libtscshim.so-hooks"};
+	for (size_t i = 0; i < sizeof yes / sizeof *yes; i++)
+		CHECK(ps_is_shim_path(yes[i]));
+	for (size_t i = 0; i < sizeof no / sizeof *no; i++)
+		if (ps_is_shim_path(no[i]))
+			CHECK(!no[i]);
+}
+
+/* ---- a made-up process ---- */
+
+/* The process's memory: one image, mapped at BASE. Reads outside it fail (EIO); after
+ * fail_after reads, every read fails (ESRCH: the process exited). */
+enum { IMAGE_SIZE = 0x6000, DATA_AT = 0x2000, DATA_FILE_SIZE = 0x1000, BLOCK_AT = 0x2100 };
+#define BASE 0x7f0000000000ull
+struct fake {
+	unsigned char image[IMAGE_SIZE];
+	int reads, fail_after;
+	int changing; /* the count at COUNT_AT reads differently this many times */
+};
+enum { NOTES_AT = 0x200, COUNT_AT = 0x2300, TALLY_AT = 0x2400, DECISION_AT = 0x2800, ENABLED_AT = 0x2340,
+       SLOTS_AT = 0x3000 };
+
+static int fake_read(void *ctx, uint64_t address, void *buf, size_t len)
+{
+	struct fake *f = ctx;
+	if (f->fail_after >= 0 && f->reads++ >= f->fail_after) {
+		errno = ESRCH;
+		return -1;
+	}
+	if (address < BASE || address - BASE > IMAGE_SIZE || len > IMAGE_SIZE - (address - BASE)) {
+		errno = EIO;
+		return -1;
+	}
+	memcpy(buf, f->image + (address - BASE), len);
+	if (f->changing > 0 && address <= BASE + COUNT_AT && address + len > BASE + COUNT_AT) {
+		f->changing--;
+		uint64_t moving = 1000 + (uint64_t)f->changing;
+		memcpy((unsigned char *)buf + (BASE + COUNT_AT - address), &moving, 8);
+	}
+	return 0;
+}
+
+/* The layout of a made-up shim's objects: its own, unlike the real one's, as a build of
+ * another tree may have (the block says where each field is). */
+struct fake_decision {
+	char reason[64];
+	uint64_t decide_ns, at_read;
+	int32_t source;
+	uint32_t served;
+	bool fenced, not_worth_it, serving;
+};
+struct fake_tally {
+	uint64_t stopped_uncovered, largest_error_ns, lost_writes, kernel_reads, stops, reanchors, resyncs, appended;
+};
+struct fake_slot {
+	uint64_t pad;
+	uint64_t count[STAT_CLOCKS][2];
+};
+
+static void put(struct fake *f, size_t at, const void *v, size_t len)
+{
+	memcpy(f->image + at, v, len);
+}
+
+static void put32(struct fake *f, size_t at, uint32_t v)
+{
+	put(f, at, &v, 4);
+}
+
+/* An ELF header, three program headers (the text and the data PT_LOADs, the notes), the
+ * GNU build-id and the block's note, and a block with its objects, undecided. */
+static void fake_image(struct fake *f)
+{
+	memset(f, 0, sizeof *f);
+	f->fail_after = -1;
+	Elf64_Ehdr eh = {.e_type = ET_DYN, .e_machine = EM_X86_64, .e_phoff = sizeof eh,
+			 .e_phentsize = sizeof(Elf64_Phdr), .e_phnum = 3};
+	memcpy(eh.e_ident, ELFMAG, SELFMAG);
+	eh.e_ident[EI_CLASS] = ELFCLASS64;
+	eh.e_ident[EI_DATA] = ELFDATA2LSB;
+	put(f, 0, &eh, sizeof eh);
+	Elf64_Phdr ph[3] = {
+		{.p_type = PT_LOAD, .p_flags = PF_R | PF_X, .p_offset = 0, .p_vaddr = 0, .p_filesz = DATA_AT,
+		 .p_memsz = DATA_AT},
+		{.p_type = PT_LOAD, .p_flags = PF_R | PF_W, .p_offset = DATA_AT, .p_vaddr = DATA_AT,
+		 .p_filesz = DATA_FILE_SIZE, .p_memsz = IMAGE_SIZE - DATA_AT},
+		{.p_type = PT_NOTE, .p_flags = PF_R, .p_offset = NOTES_AT, .p_vaddr = NOTES_AT, .p_filesz = 0x40,
+		 .p_memsz = 0x40, .p_align = 4},
+	};
+	put(f, sizeof eh, ph, sizeof ph);
+	/* GNU build-id: namesz 4, descsz 20, type 3. */
+	put32(f, NOTES_AT, 4);
+	put32(f, NOTES_AT + 4, 20);
+	put32(f, NOTES_AT + 8, NT_GNU_BUILD_ID);
+	put(f, NOTES_AT + 12, "GNU", 4);
+	for (int i = 0; i < 20; i++)
+		f->image[NOTES_AT + 16 + i] = (unsigned char)(0xa0 + i);
+	/* Ours: namesz 8, descsz 8, the block less the descriptor's address. */
+	size_t note = NOTES_AT + 36;
+	put32(f, note, 8);
+	put32(f, note + 4, 8);
+	put32(f, note + 8, STATE_NOTE_TYPE);
+	put(f, note + 12, STATE_NOTE_NAME, 8);
+	int64_t relative = (int64_t)BLOCK_AT - (int64_t)(note + 20);
+	put(f, note + 20, &relative, 8);
+
+	struct state_block b = {
+		.layout = STATE_BLOCK_LAYOUT,
+		.size = sizeof b,
+		.reads_before_decision = BASE + COUNT_AT,
+		.tally = BASE + TALLY_AT,
+		.stats_enabled = BASE + ENABLED_AT,
+		.stats_slots = BASE + SLOTS_AT,
+		.in_decision = {sizeof(struct fake_decision), offsetof(struct fake_decision, serving),
+				offsetof(struct fake_decision, not_worth_it), offsetof(struct fake_decision, fenced),
+				offsetof(struct fake_decision, served), offsetof(struct fake_decision, source),
+				offsetof(struct fake_decision, decide_ns), offsetof(struct fake_decision, at_read),
+				offsetof(struct fake_decision, reason), 64},
+		.in_tally = {sizeof(struct fake_tally), offsetof(struct fake_tally, resyncs),
+			     offsetof(struct fake_tally, reanchors), offsetof(struct fake_tally, stops),
+			     offsetof(struct fake_tally, kernel_reads), offsetof(struct fake_tally, lost_writes),
+			     offsetof(struct fake_tally, largest_error_ns), offsetof(struct fake_tally, stopped_uncovered)},
+		.in_stats = {4, sizeof(struct fake_slot), STAT_CLOCKS, offsetof(struct fake_slot, count)},
+	};
+	memcpy(b.magic, STATE_BLOCK_MAGIC, 8);
+	put(f, BLOCK_AT, &b, sizeof b);
+	uint64_t count = 640;
+	put(f, COUNT_AT, &count, 8);
+	struct fake_tally t = {.resyncs = 35, .reanchors = 1, .kernel_reads = 2, .lost_writes = 3, .largest_error_ns = 41};
+	put(f, TALLY_AT, &t, sizeof t);
+}
+
+static struct state_block *block_of(struct fake *f)
+{
+	return (struct state_block *)(f->image + BLOCK_AT);
+}
+
+static void fake_decide(struct fake *f, bool serving, const char *reason)
+{
+	struct fake_decision d = {.decide_ns = 38441, .at_read = 1000, .source = TSCSHIM_SOURCE_USER_CACHE,
+				  .served = 1u << SERVED_MONOTONIC | 1u << SERVED_REALTIME, .fenced = true,
+				  .serving = serving};
+	snprintf(d.reason, sizeof d.reason, "%s", reason);
+	put(f, DECISION_AT, &d, sizeof d);
+	block_of(f)->decision = BASE + DECISION_AT;
+}
+
+static enum ps_block_result read_fake(struct fake *f, struct ps_process *p)
+{
+	struct ps_memory m = {fake_read, f};
+	struct ps_image image;
+	memset(p, 0, sizeof *p);
+	if (ps_image_read(&m, BASE, &image) != 0)
+		return PS_BLOCK_FAILED;
+	return ps_block_read(&m, &image, p);
+}
+
+static void test_image(void)
+{
+	struct fake *f = malloc(sizeof *f);
+	fake_image(f);
+	struct ps_memory m = {fake_read, f};
+	struct ps_image image;
+	CHECK(ps_image_read(&m, BASE, &image) == 0);
+	CHECK_EQ_U64(image.bias, BASE);
+	CHECK_EQ_U64(image.block, BASE + BLOCK_AT);
+	CHECK_EQ_U64(image.data_low, BASE + DATA_AT);
+	CHECK_EQ_U64(image.data_high, BASE + DATA_AT + DATA_FILE_SIZE);
+	CHECK_EQ_U64(image.high, BASE + IMAGE_SIZE);
+	CHECK(strcmp(image.build_id, "a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3") == 0);
+	/* Not an ELF image, or one of another machine. */
+	f->image[1] = 'X';
+	CHECK(ps_image_read(&m, BASE, &image) != 0);
+	fake_image(f);
+	((Elf64_Ehdr *)f->image)->e_machine = EM_AARCH64;
+	CHECK(ps_image_read(&m, BASE, &image) != 0);
+	/* No note of ours: a shim from before the block. */
+	fake_image(f);
+	put32(f, NOTES_AT + 36 + 8, 0x1234);
+	CHECK(ps_image_read(&m, BASE, &image) == 0 && image.block == 0);
+	struct ps_process p;
+	CHECK(ps_block_read(&m, &image, &p) == PS_BLOCK_NONE);
+	CHECK(p.state == PS_OTHER_VERSION && strcmp(p.note, "no state block") == 0);
+	/* A note whose sizes run past its segment is not read. */
+	fake_image(f);
+	put32(f, NOTES_AT + 36 + 4, 4000);
+	CHECK(ps_image_read(&m, BASE, &image) == 0 && image.block == 0);
+	free(f);
+}
+
+static void test_block_undecided(void)
+{
+	struct fake *f = malloc(sizeof *f);
+	fake_image(f);
+	struct ps_process p;
+	CHECK(read_fake(f, &p) == PS_BLOCK_READ);
+	CHECK(p.state == PS_UNDECIDED);
+	CHECK_EQ_U64(p.reads_before_decision, 640);
+	CHECK_EQ_U64(p.resyncs, 35);
+	CHECK_EQ_U64(p.reanchors, 1);
+	CHECK_EQ_U64(p.lost_writes, 3);
+	CHECK(!p.counted);
+	/* A count that moves while it is read (1002, 1001, 1000, then 640 for good): the value
+	 * two reads in a row agree on. */
+	f->changing = 3;
+	CHECK(read_fake(f, &p) == PS_BLOCK_READ);
+	CHECK_EQ_U64(p.reads_before_decision, 640);
+	CHECK(f->changing == 0);
+	free(f);
+}
+
+static void test_block_decided(void)
+{
+	struct fake *f = malloc(sizeof *f);
+	fake_image(f);
+	fake_decide(f, true, "invariant TSC, monotonic, same rate");
+	struct ps_process p;
+	CHECK(read_fake(f, &p) == PS_BLOCK_READ);
+	CHECK(p.state == PS_SERVING && p.fenced && p.served == 9 && p.source == TSCSHIM_SOURCE_USER_CACHE);
+	CHECK(p.when == PS_AT_READ && p.at_read == 1000 && p.decide_ns == 38441);
+	CHECK(strcmp(p.reason, "invariant TSC, monotonic, same rate") == 0);
+	CHECK(p.reason_key == NULL);
+	block_of(f)->decided_at_load = 1;
+	CHECK(read_fake(f, &p) == PS_BLOCK_READ && p.when == PS_AT_LOAD);
+	/* At a status query: not at load, no read number. */
+	block_of(f)->decided_at_load = 0;
+	uint64_t zero = 0;
+	put(f, DECISION_AT + offsetof(struct fake_decision, at_read), &zero, 8);
+	CHECK(read_fake(f, &p) == PS_BLOCK_READ && p.when == PS_AT_QUERY);
+	/* The watchdog stopped it since: passing through, "watchdog"; the affinity widened: "affinity". */
+	uint64_t one = 1;
+	put(f, TALLY_AT + offsetof(struct fake_tally, stops), &one, 8);
+	CHECK(read_fake(f, &p) == PS_BLOCK_READ && p.state == PS_PASSING && strcmp(p.reason_key, "watchdog") == 0);
+	put(f, TALLY_AT + offsetof(struct fake_tally, stopped_uncovered), &one, 8);
+	CHECK(read_fake(f, &p) == PS_BLOCK_READ && p.state == PS_PASSING && strcmp(p.reason_key, "affinity") == 0);
+	/* Passing through from the start, with its reason's key. */
+	fake_image(f);
+	fake_decide(f, false, "TSCSHIM_DISABLE=1");
+	CHECK(read_fake(f, &p) == PS_BLOCK_READ && p.state == PS_PASSING && strcmp(p.reason_key, "disabled") == 0);
+	/* A reason that fills its room without a NUL, with a control character: cut, one line. */
+	memset(f->image + DECISION_AT, 'x', 64);
+	f->image[DECISION_AT + 3] = '\n';
+	CHECK(read_fake(f, &p) == PS_BLOCK_READ && strlen(p.reason) == 63 && p.reason[3] == '?');
+	CHECK(strcmp(p.reason_key, "other") == 0);
+	free(f);
+}
+
+static void test_block_counts(void)
+{
+	struct fake *f = malloc(sizeof *f);
+	fake_image(f);
+	fake_decide(f, true, "reliable");
+	f->image[ENABLED_AT] = 1;
+	struct fake_slot s[2] = {0};
+	s[0].count[SERVED_MONOTONIC][1] = 1000;
+	s[0].count[SERVED_MONOTONIC][0] = 1;
+	s[1].count[SERVED_REALTIME][1] = 500;
+	s[1].count[STAT_OTHER][0] = 7;
+	put(f, SLOTS_AT, s, sizeof s);
+	struct ps_process p;
+	CHECK(read_fake(f, &p) == PS_BLOCK_READ);
+	CHECK(p.counted);
+	CHECK_EQ_U64(p.served_reads, 1500);
+	CHECK_EQ_U64(p.calls, 1508);
+	free(f);
+}
+
+/* Every block that is not one this reader knows is "another version", with what it is,
+ * and nothing else of it is reported. */
+static void test_block_refused(void)
+{
+	struct fake *f = malloc(sizeof *f);
+	struct ps_process p;
+	fake_image(f);
+	block_of(f)->layout = 2;
+	CHECK(read_fake(f, &p) == PS_BLOCK_OTHER && p.state == PS_OTHER_VERSION);
+	CHECK(strcmp(p.note, "state layout 2") == 0);
+	fake_image(f);
+	block_of(f)->magic[0] = 'X';
+	CHECK(read_fake(f, &p) == PS_BLOCK_OTHER && strcmp(p.note, "state block not recognized") == 0);
+	fake_image(f);
+	block_of(f)->size = 64;
+	CHECK(read_fake(f, &p) == PS_BLOCK_OTHER && strcmp(p.note, "state block of a wrong size") == 0);
+	fake_image(f);
+	block_of(f)->tally = BASE + IMAGE_SIZE - 8;
+	CHECK(read_fake(f, &p) == PS_BLOCK_OTHER && strstr(p.note, "an address outside the image"));
+	fake_image(f);
+	fake_decide(f, true, "reliable");
+	block_of(f)->decision = 0x1000;
+	CHECK(read_fake(f, &p) == PS_BLOCK_OTHER && strstr(p.note, "an address outside the image"));
+	fake_image(f);
+	block_of(f)->in_decision.at_read = (uint16_t)(sizeof(struct fake_decision) - 4);
+	CHECK(read_fake(f, &p) == PS_BLOCK_OTHER && strstr(p.note, "a decision field outside the decision"));
+	fake_image(f);
+	block_of(f)->in_tally.resyncs = (uint16_t)sizeof(struct fake_tally);
+	CHECK(read_fake(f, &p) == PS_BLOCK_OTHER && strstr(p.note, "a counter outside the tally"));
+	fake_image(f);
+	block_of(f)->in_stats.clocks = 40;
+	CHECK(read_fake(f, &p) == PS_BLOCK_OTHER && strstr(p.note, "a count outside its slot"));
+	/* The note points outside the data segment's file-backed part. */
+	fake_image(f);
+	int64_t far = (int64_t)(SLOTS_AT - (NOTES_AT + 56));
+	put(f, NOTES_AT + 56, &far, 8);
+	CHECK(read_fake(f, &p) == PS_BLOCK_OTHER && strcmp(p.note, "state block outside the image's data") == 0);
+	/* A process still being loaded: its block's addresses not relocated yet (some or all):
+	 * undecided, nothing read through them. */
+	fake_image(f);
+	block_of(f)->tally -= BASE;
+	CHECK(read_fake(f, &p) == PS_BLOCK_READ && p.state == PS_UNDECIDED);
+	CHECK(p.reads_before_decision == 0 && p.resyncs == 0);
+	/* A newer block with fields appended: read as far as this reader knows. */
+	fake_image(f);
+	block_of(f)->size = STATE_BLOCK_V1_SIZE + 64;
+	CHECK(read_fake(f, &p) == PS_BLOCK_READ && p.state == PS_UNDECIDED);
+	free(f);
+}
+
+/* A process that exits while it is read: every read from the Nth of the block's on fails,
+ * and the block is either read whole before it or not at all. */
+static void test_block_exit(void)
+{
+	struct fake *f = malloc(sizeof *f);
+	struct ps_process p;
+	for (int n = 0; n < 12; n++) {
+		fake_image(f);
+		fake_decide(f, true, "reliable");
+		struct ps_memory m = {fake_read, f};
+		struct ps_image image;
+		CHECK(ps_image_read(&m, BASE, &image) == 0);
+		f->reads = 0;
+		f->fail_after = n;
+		enum ps_block_result r = ps_block_read(&m, &image, &p);
+		CHECK(r == PS_BLOCK_FAILED || (r == PS_BLOCK_READ && p.state == PS_SERVING && f->reads <= n));
+		if (n == 0)
+			CHECK(r == PS_BLOCK_FAILED);
+	}
+	free(f);
+}
+
+/* ---- /proc/PID/status, denials ---- */
+
+static void test_status_and_denial(void)
+{
+	unsigned uid = 0;
+	CHECK(ps_status_uid("Name:\tsleep\nUmask:\t0022\nState:\tS\nUid:\t1000\t1001\t1001\t1001\nGid:\t0\n", &uid) == 0);
+	CHECK_EQ_U64(uid, 1001);
+	CHECK(ps_status_uid("Uid:\t7\t8\t8\t8\n", &uid) == 0 && uid == 8);
+	CHECK(ps_status_uid("Name:\tx\nGid:\t0\t0\n", &uid) != 0);
+	CHECK(ps_status_uid("Name:\tx\nUid:\tzz\n", &uid) != 0);
+	CHECK(ps_denied_why(1000, 0, 0) == PS_DENIED_OTHER_USER);
+	CHECK(ps_denied_why(1000, 1001, 1) == PS_DENIED_OTHER_USER);
+	CHECK(ps_denied_why(1000, 1000, 1) == PS_DENIED_PTRACE_SCOPE);
+	CHECK(ps_denied_why(1000, 1000, 0) == PS_DENIED_NOT_PERMITTED);
+}
+
+/* ---- reasons ---- */
+
+static void test_reason_keys(void)
+{
+	/* A text of each kind the decision writes, and its key. */
+	static const struct {
+		const char *text, *key;
+	} cases[] = {
+		{"TSCSHIM_DISABLE=1", "disabled"},
+		{"TSCSHIM_CLOCKS=none", "no-clocks"},
+		{"TSCSHIM_FENCE: invalid value '7': expected 0 or 1", "invalid-setting"},
+		{"secure execution: environment and cache ignored, passing through", "secure-execution"},
+		{"built for glibc, but the program runs on musl: preload the library built for musl", "other-libc"},
+		{"cannot read /proc/sys/kernel/random/boot_id (no /proc?): no record can be trusted", "no-proc"},
+		{"cannot read the CPU affinity (more than 1024 CPUs?)", "no-affinity"},
+		{"no record answers this process at its read (another boot, CPU or CPU set, or unusable)", "no-record"},
+		{"another process was measuring and left no answer within the budget", "measurer-gone"},
+		{"seccomp strict mode: the estimator cannot run; passing through", "seccomp"},
+		{"pass-through: the record holds no costs of this build under this clocksource", "no-costs"},
+		{"pass-through: the kernel's clock costs 23.4 ns here, the counter 23.0 ns (fenced), not 5% cheaper",
+		 "not-worth-it"},
+		{"the CPU has no time-stamp counter", "no-counter"},
+		{"the CPU does not report an invariant TSC (CPUID 0x80000007 EDX bit 8)", "not-invariant"},
+		{"the kernel's clocksource is 'kvm-clock', not tsc (TSCSHIM_REQUIRE_TSC_CLOCKSOURCE=1)", "clocksource"},
+		{"the counter's rate is unknown", "rate-unknown"},
+		{"the estimator did not run", "no-estimate"},
+		{"estimate inconclusive: 3 loops, at least 2 ranges per CPU pair (need 10 each); measured again in 10 s",
+		 "inconclusive"},
+		{"counters not monotonic across CPUs: 2 steps back, largest 40 ticks", "not-monotonic"},
+		{"counters inconsistent: stuck (CPU index 1)", "inconsistent"},
+		{"maximum shift bound 2000 ns exceeds TSCSHIM_MAX_SKEW_NS=1", "max-shift"},
+		{"could not publish the first line", "clock-start"},
+		{"the re-synchronization interval rounds to zero ticks", "clock-start"},
+		{"the thread deciding died mid-decision (killed by a seccomp filter?)", "decider-died"},
+		{"a reason no row knows", "other"},
+		{"", "other"},
+	};
+	struct ps_process p;
+	memset(&p, 0, sizeof p);
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		snprintf(p.reason, sizeof p.reason, "%s", cases[i].text);
+		const char *key = ps_reason_key(&p);
+		if (strcmp(key, cases[i].key) != 0) {
+			printf("# '%s': key %s, expected %s\n", cases[i].text, key, cases[i].key);
+			CHECK(!"the reason's key");
+		}
+	}
+	/* Every key once, then NULL; each key a label value a dashboard can key on. */
+	size_t n = 0;
+	for (; ps_reason_key_at(n); n++) {
+		for (size_t j = 0; j < n; j++)
+			CHECK(strcmp(ps_reason_key_at(j), ps_reason_key_at(n)) != 0);
+		CHECK(strspn(ps_reason_key_at(n), "abcdefghijklmnopqrstuvwxyz-") == strlen(ps_reason_key_at(n)));
+	}
+	CHECK(n >= 20 && n < 64);
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		bool listed = false;
+		for (size_t j = 0; j < n; j++)
+			listed = listed || strcmp(ps_reason_key_at(j), cases[i].key) == 0;
+		CHECK(listed);
+	}
+}
+
+/* ---- the outputs ---- */
+
+static void three_processes(struct ps_process p[4])
+{
+	memset(p, 0, 4 * sizeof *p);
+	p[0] = (struct ps_process){.pid = 101, .user = "root", .command = "server", .state = PS_SERVING,
+				   .fenced = true, .served = 0xf, .source = TSCSHIM_SOURCE_SYSTEM_RECORD,
+				   .when = PS_AT_READ, .at_read = 1000, .decide_ns = 41200, .resyncs = 35,
+				   .counted = true, .served_reads = 4000, .calls = 4010};
+	p[1] = (struct ps_process){.pid = 102, .user = "alice", .uid = 1000, .command = "date",
+				   .state = PS_PASSING, .source = TSCSHIM_SOURCE_NONE, .when = PS_AT_LOAD,
+				   .decide_ns = 400, .reason = "TSCSHIM_DISABLE=1", .reason_key = "disabled"};
+	p[2] = (struct ps_process){.pid = 103, .user = "root", .command = "sh", .state = PS_UNDECIDED,
+				   .reads_before_decision = 64};
+	p[3] = (struct ps_process){.pid = 104, .user = "root", .command = "old", .state = PS_OTHER_VERSION,
+				   .note = "no state block"};
+}
+
+static char *written(void (*write)(FILE *, const struct ps_process *, size_t, const struct ps_scan_totals *),
+		     const struct ps_process *p, size_t n, const struct ps_scan_totals *t)
+{
+	static char text[16384];
+	FILE *out = fmemopen(text, sizeof text, "w");
+	write(out, p, n, t);
+	fclose(out);
+	return text;
+}
+
+static void test_table(void)
+{
+	struct ps_process p[4];
+	three_processes(p);
+	struct ps_scan_totals t = {.not_inspected = {[PS_DENIED_OTHER_USER] = 12}, .exited = 1};
+	char *text = written(ps_write_table, p, 4, &t);
+	CHECK(strstr(text, "    PID USER       COMMAND "));
+	CHECK(strstr(text, "\n    101 root       server           record   at read 1000      41 us       35         0 "
+			   "      4000  serving, fenced: monotonic,monotonic_raw,boottime,realtime\n"));
+	CHECK(strstr(text, "\n    102 alice      date             -        at load          0.4 us        0         0 "
+			   "         -  passing through: disabled\n"));
+	CHECK(strstr(text, "  undecided, 64 reads\n"));
+	CHECK(strstr(text, "  loaded, another version (no state block)\n"));
+	CHECK(strstr(text, "\n4 processes with the shim loaded: 1 serving, 1 passing through (disabled 1), 1 undecided, "
+			   "1 another version; could not look into 12 other processes (another user's 12); 1 exited "
+			   "while being read\n"));
+	/* Nothing: the header and a summary of none. */
+	struct ps_scan_totals none = {0};
+	text = written(ps_write_table, p, 0, &none);
+	CHECK(strstr(text, "\n0 processes with the shim loaded: 0 serving, 0 passing through, 0 undecided\n"));
+}
+
+static void test_json(void)
+{
+	struct ps_process p[4];
+	three_processes(p);
+	struct ps_scan_totals t = {.not_inspected = {[PS_DENIED_PTRACE_SCOPE] = 2}};
+	char *text = written(ps_write_json, p, 4, &t);
+	CHECK(strstr(text, "\"state\": \"serving\", \"fenced\": true, \"clocks\": [\"monotonic\", \"monotonic_raw\", "
+			   "\"boottime\", \"realtime\"]"));
+	CHECK(strstr(text, "\"source\": \"system_record\", \"decided\": {\"at\": \"read\", \"read\": 1000, "
+			   "\"cost_ns\": 41200}"));
+	CHECK(strstr(text, "\"served_reads\": 4000, \"calls\": 4010}"));
+	CHECK(strstr(text, "\"reason\": \"TSCSHIM_DISABLE=1\", \"reason_key\": \"disabled\", \"source\": \"none\", "
+			   "\"decided\": {\"at\": \"load\", \"cost_ns\": 400}"));
+	CHECK(strstr(text, "\"state\": \"undecided\", \"reads_before_decision\": 64, \"served_reads\": null"));
+	CHECK(strstr(text, "\"state\": \"other_version\", \"note\": \"no state block\"}"));
+	CHECK(strstr(text, "\"summary\": {\"processes\": 4, \"serving\": 1, \"passing_through\": 1, \"undecided\": 1, "
+			   "\"other_version\": 1, \"unreadable\": 0, \"passing_through_by_reason\": {\"disabled\": 1}"));
+	CHECK(strstr(text, "\"not_inspected\": {\"processes\": 2, \"by_why\": {\"ptrace_scope\": 2}}"));
+	CHECK(strstr(text, "\"exited_while_read\": 0\n}\n"));
+}
+
+static void test_prometheus(void)
+{
+	struct ps_process p[4];
+	three_processes(p);
+	struct ps_scan_totals t = {.not_inspected = {[PS_DENIED_OTHER_USER] = 3}};
+	char *text = written(ps_write_prometheus, p, 4, &t);
+	CHECK(strstr(text, "# HELP tscshim_processes "));
+	CHECK(strstr(text, "\n# TYPE tscshim_processes gauge\ntscshim_processes{state=\"serving\"} 1\n"
+			   "tscshim_processes{state=\"passing_through\"} 1\ntscshim_processes{state=\"undecided\"} 1\n"
+			   "tscshim_processes{state=\"other_version\"} 1\ntscshim_processes{state=\"unreadable\"} 0\n"));
+	CHECK(strstr(text, "\ntscshim_passing_through_processes{reason=\"disabled\"} 1\n"));
+	CHECK(strstr(text, "\ntscshim_passing_through_processes{reason=\"watchdog\"} 0\n"));
+	CHECK(strstr(text, "\ntscshim_not_inspected_processes{why=\"another_user\"} 3\n"));
+	CHECK(strstr(text, "\ntscshim_resyncs 35\n"));
+	CHECK(strstr(text, "\ntscshim_served_reads 4000\n"));
+	/* Every sample's family has its HELP and TYPE lines before it. */
+	char copy[16384];
+	snprintf(copy, sizeof copy, "%s", text);
+	char family[128] = "";
+	for (char *line = strtok(copy, "\n"); line; line = strtok(NULL, "\n")) {
+		if (strncmp(line, "# HELP ", 7) == 0) {
+			snprintf(family, sizeof family, "%.*s", (int)strcspn(line + 7, " "), line + 7);
+			continue;
+		}
+		if (line[0] == '#')
+			continue;
+		size_t len = strcspn(line, "{ ");
+		CHECK(strlen(family) == len && strncmp(line, family, len) == 0);
+	}
+}
+
+static void test_duration(void)
+{
+	char b[16];
+	ps_format_duration(b, sizeof b, 400);
+	CHECK(strcmp(b, "0.4 us") == 0);
+	ps_format_duration(b, sizeof b, 9949);
+	CHECK(strcmp(b, "9.9 us") == 0);
+	ps_format_duration(b, sizeof b, 38441);
+	CHECK(strcmp(b, "38 us") == 0);
+	ps_format_duration(b, sizeof b, 9300000);
+	CHECK(strcmp(b, "9.3 ms") == 0);
+	ps_format_duration(b, sizeof b, 25400000);
+	CHECK(strcmp(b, "25 ms") == 0);
+}
+
+int main(void)
+{
+	RUN(test_maps_line);
+	RUN(test_shim_names);
+	RUN(test_image);
+	RUN(test_block_undecided);
+	RUN(test_block_decided);
+	RUN(test_block_counts);
+	RUN(test_block_refused);
+	RUN(test_block_exit);
+	RUN(test_status_and_denial);
+	RUN(test_reason_keys);
+	RUN(test_table);
+	RUN(test_json);
+	RUN(test_prometheus);
+	RUN(test_duration);
+	return unit_finish();
+}

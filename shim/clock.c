@@ -184,6 +184,25 @@ static void take_anchor(struct anchor *a, int tries, int want, const struct line
 	a->counter = a->at[SERVED_MONOTONIC];
 }
 
+/* Whether the anchor has a good reading of every clock line l serves. */
+static bool anchor_reads_served(const struct anchor *a, const struct line *l)
+{
+	for (int k = 0; k < TRACKS; k++)
+		if (track_serves(l, k) && !(a->valid & (1u << k)))
+			return false;
+	return true;
+}
+
+/* Whether every clock has a good reading in the anchor, none spread beyond what a first
+ * line accepts. */
+static bool anchor_complete(const struct anchor *a)
+{
+	for (int k = 0; k < TRACKS; k++)
+		if (!(a->valid & (1u << k)) || a->spread_ns[k] > segment_first_spread_limit(&plan_cfg))
+			return false;
+	return true;
+}
+
 /* ---- lines in slots ---- */
 
 static void load_line(struct line *to, const struct line *from)
@@ -327,6 +346,10 @@ static enum write_result resync(uint64_t w, const struct line *old, uint64_t now
 	 * outright, so it takes seven, as does a fault before it is acted on (below). */
 	bool lapsed = now >= old->cur.until;
 	take_anchor(&a, READINGS_MOST, lapsed ? 7 : 3, old);
+	/* A lapsed line cannot place a clock it has no reading of (it stops): taken again,
+	 * twice at most, where a clock it serves has none. */
+	for (int attempt = 0; lapsed && attempt < 2 && !anchor_reads_served(&a, old); attempt++)
+		take_anchor(&a, READINGS_MOST, 7, old);
 	TEST_POINT(TEST_POINT_ANCHORED);
 	struct plan_inputs in = {.old = old, .anchor = &a, .now = now, .cfg = &plan_cfg};
 	struct plan plan;
@@ -360,16 +383,6 @@ static enum write_result resync(uint64_t w, const struct line *old, uint64_t now
 	else
 		atomic_fetch_add_explicit(&clock_tally.lost_writes, 1, memory_order_relaxed);
 	return r;
-}
-
-/* Whether every clock has a good reading in the anchor, none spread beyond what a first
- * line accepts. */
-static bool anchor_complete(const struct anchor *a)
-{
-	for (int k = 0; k < TRACKS; k++)
-		if (!(a->valid & (1u << k)) || a->spread_ns[k] > segment_first_spread_limit(&plan_cfg))
-			return false;
-	return true;
 }
 
 /* A fork child's line from its parent's, whose kernel's clocks agree with the anchor:
@@ -489,6 +502,29 @@ static uint64_t retry_after_no_anchor(uint64_t now)
 
 enum kernel_read_result { KERNEL_READ_SERVED, KERNEL_READ_RETRY, KERNEL_READ_FAILED };
 
+/* The kernel's MONOTONIC now, for a read past a line's hard end: the median of three
+ * checked readings (the latest good one, where fewer are good), as an anchor takes them,
+ * so that one reading out of order is not handed out. False when none was good. */
+static bool kernel_monotonic_now(uint64_t *ns)
+{
+	uint64_t good[3];
+	int n = 0;
+	for (int i = 0; i < 3; i++) {
+		struct timespec ts;
+		if (real_clock_gettime(CLOCK_MONOTONIC, &ts) == 0 && timespec_is_time(&ts))
+			good[n++] = timespec_to_ns(&ts);
+	}
+	if (n == 0)
+		return false;
+	if (n == 3) {
+		uint64_t lo = good[0] < good[1] ? good[0] : good[1], hi = good[0] < good[1] ? good[1] : good[0];
+		*ns = good[2] < lo ? lo : good[2] > hi ? hi : good[2];
+	} else {
+		*ns = good[n - 1]; /* the latest of fewer */
+	}
+	return true;
+}
+
 /* Past the hard end of line `l` (state w), with no turn to write: the kernel's clock,
  * never below the line's end or the floor (a wall clock: passed through). It moves the floor only by steps of at least
  * kernel_read_step_ns, so that a crowd of readers here does not keep a writer from
@@ -501,10 +537,9 @@ static enum kernel_read_result kernel_read(unsigned clock, uint64_t w, const str
 {
 	if (clock_table[clock].wall)
 		return KERNEL_READ_FAILED;
-	struct timespec now;
-	if (real_clock_gettime(CLOCK_MONOTONIC, &now) != 0 || !timespec_is_time(&now))
+	uint64_t kernel;
+	if (!kernel_monotonic_now(&kernel))
 		return KERNEL_READ_FAILED;
-	uint64_t kernel = timespec_to_ns(&now);
 	uint64_t expected[2] = {w, __atomic_load_n(&wiped.floor, __ATOMIC_ACQUIRE)};
 	uint64_t end = segment_value(&l->cur, SERVED_MONOTONIC, l->cur.until);
 	uint64_t held = end > expected[1] ? end : expected[1];

@@ -66,18 +66,19 @@ damage_between_load_and_read() { # DAMAGE ENV...
 
 @test "adversary: a machine-wide record kept from an earlier boot fails the load's check, and the start measures (before: every process passed through all boot)" {
 	# The load's check used to find such a file older than the boot (its mtime) and
-	# measure there; now it asks only that the mtime is not 0, so the record passes the
-	# load, fails at the read (another boot), and only the per-user cache is marked,
+	# measure there; then it asked only that the mtime is not 0, so the record passed the
+	# load, failed at the read (another boot), and only the per-user cache was marked,
 	# which the load never looks at while the machine-wide record passes. Failed (22d5a08..7ed1e1e): the
-	# second and every later start say "passing through: no record answers".
+	# second and every later start say "passing through: no record answers". The load now
+	# reads the record's text, and its boot's time.
 	require_reliable_here
 	save_record_here
 	local wall
-	wall=$(sed -n 's/^boot_wall_ns=//p' "$record")
+	wall=$(record_text "$record" | sed -n 's/^boot_wall_ns=//p')
 	edit_cache "$record" boot_id 00000000-0000-0000-0000-000000000000
 	edit_cache "$record" boot_wall_ns $((wall - 3600000000000))
-	# Written an hour before this boot began, as a record kept on disk would be.
-	touch -d "@$(($(boot_time_s) - 3600))" "$record"
+	# The link's own time says nothing: an hour before this boot began, or now.
+	touch -h -d "@$(($(boot_time_s) - 3600))" "$record"
 	rm -f "$TSCSHIM_CACHE"
 	run env TSCSHIM_SYSTEM_RECORD="$record" TSCSHIM_VERBOSE=1 LD_PRELOAD="$SHIM" "$PROBE" loop 5
 	echo "first: $output"
@@ -89,53 +90,54 @@ damage_between_load_and_read() { # DAMAGE ENV...
 	[[ "$output" == *"measured now"* || "$output" == *"from the cache"* ]]
 }
 
-@test "adversary: a machine-wide record whose owner or mode changed between the load and the read is not trusted" {
-	# record_system_file passes the load's lstat on to safefile_read (checked_size), which
-	# then opens and reads the file without fstat: a file that root handed to another user
-	# (chown), made writable by others (chmod), or replaced by another user's file (a
-	# rename, which keeps the owner) after this process loaded, however long ago, is read
-	# and trusted at the read. Failed before the fstat came back: "serving from the TSC ... from the machine-wide record".
+@test "adversary: a machine-wide record whose directory was handed to another user or opened to others between the load and the read is not trusted" {
+	# The load reads the record's text (a symbolic link's target, which nobody can
+	# change); the read that decides trusts it only where its directory is root's and
+	# writable by nobody else then (only root could have made the link). Before (a regular
+	# file): the file's owner or mode changed between the two was not seen until the
+	# fstat came back ("serving from the TSC ... from the machine-wide record").
 	require_reliable_here
 	save_record_here
-	cp -p "$record" "$BATS_TEST_TMPDIR/good"
-	local damage
-	for damage in 'chown nobody "$record"' 'chmod 0666 "$record"' \
-		'cp "$record" "$record.theirs" && chown nobody "$record.theirs" && mv "$record.theirs" "$record"'; do
-		cp -p "$BATS_TEST_TMPDIR/good" "$record"
-		damage_between_load_and_read "$damage"
-		echo "$damage: $output"
-		[ "$status" -eq 0 ]
-		[[ "$output" != *"from the machine-wide record"* ]]
-	done
-}
-
-@test "adversary: a machine-wide record's directory opened to others, or its file swapped for a symlink or a FIFO, between the load and the read: not trusted, no wait" {
-	# Holds: the directory's lstat at the read sees its mode; the file is opened with
-	# O_NOFOLLOW (a symlink fails) and O_NONBLOCK (a FIFO, with no writer or with one that
-	# writes nothing, reads empty or EAGAIN at once). Would fail where the read followed
-	# the symlink to the good record, or hung on the FIFO (the probe then never exits).
-	require_reliable_here
-	save_record_here
-	cp -p "$record" "$BATS_TEST_TMPDIR/good"
-	local dir
+	local dir damage
 	dir=$(dirname "$record")
-	local damage
-	for damage in 'chmod 0775 "$dir"' 'chmod 0757 "$dir"' \
-		'mv "$record" "$record.real" && ln -s "$record.real" "$record"' \
-		'rm -f "$record" && mkfifo -m 0644 "$record"' \
-		'rm -f "$record" && mkfifo -m 0644 "$record" && { sleep 20 <>"$record" & writer=$!; }'; do
-		chmod 0755 "$dir"
-		rm -f "$record" "$record.real"
-		cp -p "$BATS_TEST_TMPDIR/good" "$record"
-		local writer=
+	for damage in 'chown nobody "$dir"' 'chmod 0775 "$dir"' 'chmod 0757 "$dir"' \
+		'mv "$dir" "$dir.root" && mkdir "$dir" && cp -P "$dir.root/calibration" "$dir" && chown -R nobody "$dir"'; do
+		rm -rf "$dir.root"
+		chown root "$dir" && chmod 0755 "$dir"
 		damage_between_load_and_read "$damage"
-		[ -z "$writer" ] || kill "$writer" 2>/dev/null || true
 		echo "$damage: $output"
 		[ "$status" -eq 0 ]
 		[[ "$output" == *"passing through"* ]]
 		[[ "$output" != *"from the machine-wide record"* ]]
+		[ ! -d "$dir.root" ] || { rm -rf "$dir" && mv "$dir.root" "$dir"; }
 	done
-	chmod 0755 "$dir"
+	chown root "$dir" && chmod 0755 "$dir"
+}
+
+@test "adversary: a machine-wide record that is a regular file, a FIFO, or a link to a file holding a record, is never read as the record, and nothing waits" {
+	# The record is the link's target text itself: readlinkat never follows a link, and
+	# finds no target in a regular file or a FIFO (EINVAL, at once). Would fail where the
+	# record were opened and read (a FIFO with no writer, or with one that writes nothing:
+	# the probe then never exits), or a link followed to a good record's file.
+	require_reliable_here
+	require_command timeout coreutils
+	save_record_here
+	record_text "$record" >"$BATS_TEST_TMPDIR/good"
+	local damage
+	for damage in 'cp "$BATS_TEST_TMPDIR/good" "$record" && chmod 0644 "$record"' \
+		'ln -s "$BATS_TEST_TMPDIR/good" "$record"' \
+		'mkfifo -m 0644 "$record"' \
+		'mkfifo -m 0644 "$record" && { sleep 20 <>"$record" & writer=$!; }'; do
+		rm -f "$record"
+		local writer=
+		eval "$damage"
+		run timeout 10 env TSCSHIM_SYSTEM_RECORD="$record" TSCSHIM_CACHE=off TSCSHIM_VERBOSE=1 \
+			LD_PRELOAD="$SHIM" "$PROBE" loop 5
+		[ -z "$writer" ] || kill "$writer" 2>/dev/null || true
+		echo "$damage: $output"
+		[ "$status" -eq 0 ]
+		[[ "$output" != *"from the machine-wide record"* ]]
+	done
 }
 
 @test "adversary: a record of another boot id whose boot wall-clock time agrees within 1 ms is trusted, the id never read (documented weakness)" {

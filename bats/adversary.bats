@@ -90,28 +90,35 @@ damage_between_load_and_read() { # DAMAGE ENV...
 	[[ "$output" == *"measured now"* || "$output" == *"from the cache"* ]]
 }
 
-@test "adversary: a machine-wide record whose directory was handed to another user or opened to others between the load and the read is not trusted" {
-	# The load reads the record's text (a symbolic link's target, which nobody can
-	# change); the read that decides trusts it only where its directory is root's and
-	# writable by nobody else then (only root could have made the link). Before (a regular
-	# file): the file's owner or mode changed between the two was not seen until the
-	# fstat came back ("serving from the TSC ... from the machine-wide record").
+@test "adversary: a machine-wide record in a directory another user owns or may write is not trusted; one changed after the load was read while only root could write there" {
+	# The load checks the record's directory (root's, writable by nobody else, not a
+	# symlink) and only then reads its text (a symbolic link's target, which nobody can
+	# change): only root can have made it. Before (a regular file read at the decision):
+	# its owner or mode changed between the load and the read was not seen until the
+	# fstat came back ("serving from the TSC ... from the machine-wide record"). Would fail
+	# where the load read the text without the directory's check.
 	require_reliable_here
 	save_record_here
 	local dir damage
 	dir=$(dirname "$record")
 	for damage in 'chown nobody "$dir"' 'chmod 0775 "$dir"' 'chmod 0757 "$dir"' \
 		'mv "$dir" "$dir.root" && mkdir "$dir" && cp -P "$dir.root/calibration" "$dir" && chown -R nobody "$dir"'; do
-		rm -rf "$dir.root"
 		chown root "$dir" && chmod 0755 "$dir"
-		damage_between_load_and_read "$damage"
+		eval "$damage"
+		run env TSCSHIM_SYSTEM_RECORD="$record" TSCSHIM_CACHE=off TSCSHIM_VERBOSE=1 LD_PRELOAD="$SHIM" "$PROBE" loop 5
 		echo "$damage: $output"
 		[ "$status" -eq 0 ]
-		[[ "$output" == *"passing through"* ]]
 		[[ "$output" != *"from the machine-wide record"* ]]
 		[ ! -d "$dir.root" ] || { rm -rf "$dir" && mv "$dir.root" "$dir"; }
 	done
 	chown root "$dir" && chmod 0755 "$dir"
+	# Changed between the load and the read: the text the load read stands (root made it);
+	# the directory as it is later says nothing about it.
+	damage_between_load_and_read 'chmod 0777 "$dir"'
+	echo "after the load: $output"
+	chmod 0755 "$dir"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"from the machine-wide record"* ]]
 }
 
 @test "adversary: a machine-wide record that is a regular file, a FIFO, or a link to a file holding a record, is never read as the record, and nothing waits" {
@@ -138,6 +145,69 @@ damage_between_load_and_read() { # DAMAGE ENV...
 		[ "$status" -eq 0 ]
 		[[ "$output" != *"from the machine-wide record"* ]]
 	done
+}
+
+@test "adversary: a user's cache handed to another user between the load and the read is not trusted (the open proves the owner)" {
+	# A user's read of the cache is open, read, close: O_NOATIME on the open is refused
+	# (EPERM) on a file the user does not own, so no fstat is needed to prove it. Would fail
+	# where the open proved nothing (the file another user's, readable by all: "serving
+	# from the TSC ... from the cache").
+	require_reliable_here
+	[ "$(id -u)" -eq 0 ] || skip "needs root to hand a file to another user"
+	require_command setpriv util-linux
+	local mine sync
+	mine=$(mktemp -d /tmp/tscshim-adversary.XXXXXX)
+	chown nobody "$mine"
+	sync="$mine/sync"
+	local as="setpriv --reuid=nobody --regid=nogroup --clear-groups"
+	$as env TSCSHIM_CACHE="$mine/cache" TSCSHIM_ESTIMATE_BUDGET_US=500000 LD_PRELOAD="$SHIM" "$PROBE" loop 1 >/dev/null
+	[ "$(stat -c %U "$mine/cache")" = nobody ]
+	local damage
+	for damage in none 'chown daemon "$mine/cache" && chmod 0644 "$mine/cache"'; do
+		chown nobody "$mine/cache" && chmod 0600 "$mine/cache"
+		rm -rf "$sync" && mkdir -p "$sync" && chown nobody "$sync"
+		$as env TSCSHIM_CACHE="$mine/cache" TSCSHIM_VERBOSE=1 LD_PRELOAD="$SHIM" \
+			"$ADVERSARY" wait-go "$sync" 5 "$BOUND" >"$sync/out" 2>&1 &
+		local pid=$! i
+		for i in $(seq 1000); do
+			[ -e "$sync/loaded" ] && break
+			sleep 0.01
+		done
+		[ "$damage" = none ] || eval "$damage"
+		touch "$sync/go"
+		wait "$pid"
+		echo "$damage: $(cat "$sync/out")"
+		if [ "$damage" = none ]; then
+			grep -q "serving from the TSC.*from the cache" "$sync/out"
+		else
+			grep -q "passing through" "$sync/out"
+			! grep -q "from the cache" "$sync/out" || false
+		fi
+	done
+	rm -rf "$mine"
+}
+
+@test "adversary: a machine-wide record whose boot time the wall clock has moved away from: the first start proves it by the boot id at load and copies it into its cache, the next decides at its read" {
+	# The load reads the record's text and finds its boot begun more than a minute before
+	# this boot's, by the wall clock now (NTP stepped it since calib --save, or another
+	# boot): it cannot tell which, so the first start decides at load (a forced decision
+	# reads the boot id, which says this boot) and keeps a copy, with this boot's time as
+	# the clock reads now, in its per-user cache; the next start finds the copy at its read.
+	# Would fail where the load trusted the time (another boot's record passed it: see the
+	# earlier-boot test) or where no copy was kept (every start decides at load).
+	require_reliable_here
+	save_record_here
+	local wall
+	wall=$(record_text "$record" | sed -n 's/^boot_wall_ns=//p')
+	edit_cache "$record" boot_wall_ns $((wall - 120000000000))
+	rm -f "$TSCSHIM_CACHE"
+	run env TSCSHIM_SYSTEM_RECORD="$record" TSCSHIM_VERBOSE=1 LD_PRELOAD="$SHIM" "$PROBE" loop 5
+	echo "first: $output"
+	[[ "$output" == *"from the machine-wide record"*"at load"* ]]
+	grep -q "^boot_wall_ns=" "$TSCSHIM_CACHE"
+	run env TSCSHIM_SYSTEM_RECORD="$record" TSCSHIM_VERBOSE=1 LD_PRELOAD="$SHIM" "$PROBE" loop 5
+	echo "second: $output"
+	[[ "$output" == *"serving from the TSC"*"from the cache"*"at the first clock read"* ]]
 }
 
 @test "adversary: a record of another boot id whose boot wall-clock time agrees within 1 ms is trusted, the id never read (documented weakness)" {

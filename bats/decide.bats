@@ -400,9 +400,9 @@ most_calls_over_floor() { # LIMIT ENV...
 @test "decide: from the machine-wide record, at most 4 system calls more than an empty object, none under /proc or /sys" {
 	# Before: 37 more (the decision in six parts), then 8 (e6c4e4b: the record's lstat at
 	# load, and at the read its directory's lstat, open, fstat, read and close). Now the
-	# load reads the record's text with one readlinkat (it is a symbolic link's target),
-	# and the read that decides makes its directory's lstat, the signal mask's two and the
-	# clock's madvise: 5, less the mapping the empty object makes more.
+	# load checks the record's directory (lstat) and reads its text with one readlinkat
+	# (it is a symbolic link's target), and the read that decides makes the signal mask's
+	# two and the clock's madvise: 5, less the mapping the empty object makes more.
 	require_reliable
 	require_command strace strace
 	save_record_for_test

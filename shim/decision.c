@@ -5,9 +5,9 @@
  * of this boot holds every CPU the boot can bring online; the counter from a record of this
  * boot that found it invariant (CPUID otherwise); the costs' clocksource by what the
  * kernel's clock costs now, its name under /sys only where that disagrees. So a decision at
- * a read makes, from the machine-wide record, one system call of its own (its directory's
- * lstat: the load read its text), from the per-user cache three (open, read, close; root's
- * an fstat more), and reads nothing under /proc or /sys.
+ * a read makes, from the machine-wide record, no system call of its own (the load checked
+ * its directory and read its text), from the per-user cache three (open, read, close;
+ * root's an fstat more), and reads nothing under /proc or /sys.
  *
  * A decision at a read runs on the claim's page, a stack of under 4 KiB (gate.c): its state
  * is one frame (judged_at_read), a record is parsed into it one at a time (cache_answer),

@@ -34,6 +34,7 @@
 enum { LOAD_TEXT_SIZE = 960 };
 static struct {
 	bool system_passed;   /* the machine-wide record passed the load's check */
+	bool directory_checked; /* its directory was found root's before its text was read */
 	bool holds_record;    /* text is that record's, whole when len < LOAD_TEXT_SIZE */
 	bool cache_path_made; /* cache_path is the per-user cache's default path */
 	uint16_t len;
@@ -97,11 +98,38 @@ LOAD_PATH static uint64_t boot_wall_at_load(void)
  * An earlier boot's record began before this boot by at least that boot's life. */
 #define LOAD_BOOT_WALL_SLACK_NS 60000000000ull
 
-/* The machine-wide record's text, read whole by one readlinkat onto the load page: of this
- * format, and of a boot that may be this one (above). Times before 2020 prove nothing (a
- * machine with no clock at boot): the decision reads the boot id. */
+/* Whether the record's directory is root's, a directory (not a symlink) and writable by
+ * nobody else (one lstat): then only root can have made the link in it, and a link's
+ * target never changes. Checked before the text is read. A directory path longer than
+ * this room is left to the decision to check (record_system_text). */
+LOAD_PATH static bool directory_is_roots(const char *path)
+{
+	char dir[256];
+	size_t slash = 0;
+	for (size_t i = 0; path[i]; i++)
+		if (path[i] == '/')
+			slash = i;
+	if (slash >= sizeof dir)
+		return true;
+	for (size_t i = 0; i < slash; i++)
+		dir[i] = path[i];
+	dir[slash ? slash : 1] = '\0';
+	if (slash == 0)
+		dir[0] = '/';
+	struct stat st;
+	at_load.directory_checked = true;
+	return raw_syscall4(SYS_newfstatat, AT_FDCWD, (long)dir, (long)&st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	       S_ISDIR(st.st_mode) && st.st_uid == 0 && !(st.st_mode & (S_IWGRP | S_IWOTH));
+}
+
+/* The machine-wide record's text, read whole by one readlinkat onto the load page, once
+ * its directory is found root's: of this format, and of a boot that may be this one
+ * (above). Times before 2020 prove nothing (a machine with no clock at boot): the decision
+ * reads the boot id. */
 LOAD_PATH static bool system_record_may_answer(const char *path)
 {
+	if (!directory_is_roots(path))
+		return false;
 	long n = raw_syscall4(SYS_readlinkat, AT_FDCWD, (long)path, (long)at_load.text, sizeof at_load.text);
 	if (n <= 0)
 		return false;
@@ -205,10 +233,10 @@ bool record_system_text(const struct option_values *o, bool read_again, struct r
 	*t = (struct record_text){.path = path, .machine_wide = true};
 	int rc;
 	if (!read_again && at_load.holds_record && at_load.len < sizeof at_load.text) {
-		/* The text the load read: its directory is root's and writable by nobody else
-		 * now, so root made the link (only root can write there), and a link's target
-		 * never changes. */
-		rc = safefile_directory_trusted(path, 0, rare.err, sizeof rare.err);
+		/* The text the load read, in a directory it found root's and writable by nobody
+		 * else first (a path too long for its room: checked now): only root can have
+		 * made the link, and a link's target never changes. */
+		rc = at_load.directory_checked ? SAFEFILE_OK : safefile_directory_trusted(path, 0, rare.err, sizeof rare.err);
 		t->text = at_load.text;
 		t->len = at_load.len;
 	} else {

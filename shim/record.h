@@ -25,8 +25,9 @@
 #define RECORD_SCRATCH_GATES_BYTES (4096 - 128)
 
 /* At load, without a call into libc, no file opened, nothing written but the load page:
- * whether a record may answer this boot without measuring. The machine-wide record: its
- * text read (one readlinkat) and kept on the load page for the decision, of this format,
+ * whether a record may answer this boot without measuring. The machine-wide record: in a
+ * directory of root's that nobody else may write (one lstat), its text read (one
+ * readlinkat) and kept on the load page for the decision, of this format,
  * its boot begun no more than a minute before this one's by the wall clock now (the
  * vDSO's: a record of an earlier boot kept on a persistent path, which no process can
  * mark, must not stop every start from measuring; the decision proves the boot). Else the
@@ -54,9 +55,9 @@ struct record_text {
 };
 
 /* The machine-wide record's text, or false (missing, untrusted: said at TSCSHIM_VERBOSE=2,
- * at 1 when not missing). As the load read it, once its directory is found root's and
- * writable by nobody else now (one lstat); read again (readlinkat) by a forced decision,
- * or where it did not fit the load page. */
+ * at 1 when not missing). As the load read it, no system call; read again, its directory
+ * checked again (lstat, readlinkat), by a forced decision, or where it did not fit the
+ * load page. */
 bool record_system_text(const struct option_values *o, bool read_again, struct record_text *t);
 
 /* The per-user cache's path (the option, or the default), or NULL for none; no system

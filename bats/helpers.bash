@@ -89,7 +89,7 @@ EOF
 # The text of a record file: a per-user cache's content, or a machine-wide record's link
 # target.
 record_text() { # PATH
-	if [ -L "$1" ]; then readlink "$1"; else cat "$1"; fi
+	if [ -L "$1" ]; then printf '%s\n' "$(readlink "$1")"; else cat "$1"; fi
 }
 
 # Another build's per-user cache at PATH: a well-marked file of an older format (5), its

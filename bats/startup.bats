@@ -112,7 +112,7 @@ as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; }
 	[[ "$output" == *"from_cache=0"* ]]
 	chown root "$dir"
 	# A regular file at the path (anyone's, or an older build's record): not read.
-	cp "$record" "$shared/text" 2>/dev/null || readlink "$record" >"$shared/text"
+	record_text "$record" >"$shared/text"
 	rm "$record" && cp "$shared/text" "$record" && chmod 644 "$record"
 	status_with
 	[[ "$output" == *"not trusted: not a symbolic link"* ]]

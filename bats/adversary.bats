@@ -90,35 +90,34 @@ damage_between_load_and_read() { # DAMAGE ENV...
 	[[ "$output" == *"measured now"* || "$output" == *"from the cache"* ]]
 }
 
-@test "adversary: a machine-wide record in a directory another user owns or may write is not trusted; one changed after the load was read while only root could write there" {
-	# The load checks the record's directory (root's, writable by nobody else, not a
-	# symlink) and only then reads its text (a symbolic link's target, which nobody can
-	# change): only root can have made it. Before (a regular file read at the decision):
-	# its owner or mode changed between the load and the read was not seen until the
-	# fstat came back ("serving from the TSC ... from the machine-wide record"). Would fail
-	# where the load read the text without the directory's check.
+@test "adversary: a machine-wide record whose directory another user owns or may write, at load or since, is not trusted" {
+	# The record is a symbolic link whose target is its text, which nobody can change: the
+	# read that decides checks its directory (root's, writable by nobody else, not a
+	# symlink) and only then reads the text, so only root can have made it. Before (a
+	# regular file): its owner or mode changed between the load and the read was not seen
+	# until the fstat came back ("serving from the TSC ... from the machine-wide record").
+	# Would fail where the text were read without the directory's check.
 	require_reliable_here
 	save_record_here
-	local dir damage
+	local dir damage when
 	dir=$(dirname "$record")
-	for damage in 'chown nobody "$dir"' 'chmod 0775 "$dir"' 'chmod 0757 "$dir"' \
-		'mv "$dir" "$dir.root" && mkdir "$dir" && cp -P "$dir.root/calibration" "$dir" && chown -R nobody "$dir"'; do
-		chown root "$dir" && chmod 0755 "$dir"
-		eval "$damage"
-		run env TSCSHIM_SYSTEM_RECORD="$record" TSCSHIM_CACHE=off TSCSHIM_VERBOSE=1 LD_PRELOAD="$SHIM" "$PROBE" loop 5
-		echo "$damage: $output"
-		[ "$status" -eq 0 ]
-		[[ "$output" != *"from the machine-wide record"* ]]
-		[ ! -d "$dir.root" ] || { rm -rf "$dir" && mv "$dir.root" "$dir"; }
+	for when in before between; do
+		for damage in 'chown nobody "$dir"' 'chmod 0775 "$dir"' 'chmod 0757 "$dir"' \
+			'mv "$dir" "$dir.root" && mkdir "$dir" && cp -P "$dir.root/calibration" "$dir" && chown -R nobody "$dir"'; do
+			chown root "$dir" && chmod 0755 "$dir"
+			if [ "$when" = before ]; then
+				eval "$damage"
+				run env TSCSHIM_SYSTEM_RECORD="$record" TSCSHIM_CACHE=off TSCSHIM_VERBOSE=1 LD_PRELOAD="$SHIM" "$PROBE" loop 5
+			else
+				damage_between_load_and_read "$damage"
+			fi
+			echo "$when: $damage: $output"
+			[ "$status" -eq 0 ]
+			[[ "$output" != *"from the machine-wide record"* ]]
+			[ ! -d "$dir.root" ] || { rm -rf "$dir" && mv "$dir.root" "$dir"; }
+		done
 	done
 	chown root "$dir" && chmod 0755 "$dir"
-	# Changed between the load and the read: the text the load read stands (root made it);
-	# the directory as it is later says nothing about it.
-	damage_between_load_and_read 'chmod 0777 "$dir"'
-	echo "after the load: $output"
-	chmod 0755 "$dir"
-	[ "$status" -eq 0 ]
-	[[ "$output" == *"from the machine-wide record"* ]]
 }
 
 @test "adversary: a machine-wide record that is a regular file, a FIFO, or a link to a file holding a record, is never read as the record, and nothing waits" {
@@ -187,19 +186,20 @@ damage_between_load_and_read() { # DAMAGE ENV...
 	rm -rf "$mine"
 }
 
-@test "adversary: a machine-wide record whose boot time the wall clock has moved away from: the first start proves it by the boot id at load and copies it into its cache, the next decides at its read" {
-	# The load reads the record's text and finds its boot begun more than a minute before
-	# this boot's, by the wall clock now (NTP stepped it since calib --save, or another
-	# boot): it cannot tell which, so the first start decides at load (a forced decision
-	# reads the boot id, which says this boot) and keeps a copy, with this boot's time as
-	# the clock reads now, in its per-user cache; the next start finds the copy at its read.
-	# Would fail where the load trusted the time (another boot's record passed it: see the
-	# earlier-boot test) or where no copy was kept (every start decides at load).
+@test "adversary: a machine-wide record made before the wall clock stepped forward past it: the first start proves it by the boot id at load and copies it into its cache, the next decides at its read" {
+	# The wall clock stepped two minutes forward after calib --save made the record ten
+	# seconds into the boot (NTP at boot): by the clock now the link was made before the
+	# boot began, so the load cannot tell it from an earlier boot's, and the start decides
+	# at load (a forced decision reads the boot id, which says this boot). It keeps a copy,
+	# with the boot's time as the clock reads now, in its per-user cache, where the next
+	# start finds it at its read. Would fail where no copy were kept (every start would
+	# decide at load), or where the load trusted the link's time (see the earlier-boot test).
 	require_reliable_here
 	save_record_here
 	local wall
 	wall=$(record_text "$record" | sed -n 's/^boot_wall_ns=//p')
 	edit_cache "$record" boot_wall_ns $((wall - 120000000000))
+	touch -h -d "@$(($(boot_time_s) - 110))" "$record"
 	rm -f "$TSCSHIM_CACHE"
 	run env TSCSHIM_SYSTEM_RECORD="$record" TSCSHIM_VERBOSE=1 LD_PRELOAD="$SHIM" "$PROBE" loop 5
 	echo "first: $output"

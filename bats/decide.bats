@@ -397,16 +397,17 @@ most_calls_over_floor() { # LIMIT ENV...
 	[ $((calls - floor)) -le "$limit" ]
 }
 
-@test "decide: from the machine-wide record, at most 4 system calls more than an empty object, none under /proc or /sys" {
+@test "decide: from the machine-wide record, at most 5 system calls more than an empty object, none under /proc or /sys" {
 	# Before: 37 more (the decision in six parts), then 8 (e6c4e4b: the record's lstat at
 	# load, and at the read its directory's lstat, open, fstat, read and close). Now the
-	# load checks the record's directory (lstat) and reads its text with one readlinkat
-	# (it is a symbolic link's target), and the read that decides makes the signal mask's
-	# two and the clock's madvise: 5, less the mapping the empty object makes more.
+	# record is a symbolic link whose target is its text: the load lstats it, and the read
+	# that decides makes its directory's lstat, one readlinkat, the signal mask's two and the
+	# clock's madvise: 6, less the mapping the empty object makes more. (4 were reached with
+	# the text read at load, but that readlinkat cost every start 8-9 us more: doc/STARTUP.md.)
 	require_reliable
 	require_command strace strace
 	save_record_for_test
-	most_calls_over_floor 4 TSCSHIM_SYSTEM_RECORD="$record" TSCSHIM_CACHE=off
+	most_calls_over_floor 5 TSCSHIM_SYSTEM_RECORD="$record" TSCSHIM_CACHE=off
 	grep -q 'readlinkat(.*calibration' "$BATS_TEST_TMPDIR/calls"
 	! grep -qE 'openat\(.*calibration' "$BATS_TEST_TMPDIR/calls" || false
 	# It served, from the record, deciding at the thousandth read.

@@ -524,33 +524,6 @@ int cache_write_link(const char *path, const struct cache_file *file, char *buf,
 	return len < 0 ? -1 : safefile_write_link(path, buf, (size_t)len, err, err_size);
 }
 
-/* What the load looks for in a record's text, on the load page with the code that reads
- * it (load_page.h): the version line and the first record's first two fields' names. */
-static char text_head[] ON_LOAD_PAGE = MAGIC STRINGIFY(CACHE_FORMAT_VERSION) "\nboot_id=";
-static char text_boot_wall[] ON_LOAD_PAGE = "\nboot_wall_ns=";
-
-LOAD_PATH bool cache_text_boot_wall(const char *data, size_t len, uint64_t *boot_wall_ns)
-{
-	size_t i = 0, k = 0;
-	for (; text_head[k]; i++, k++)
-		if (i >= len || data[i] != text_head[k])
-			return false;
-	/* The boot id's value (at most 39 characters), then the boot's wall-clock time. */
-	while (i < len && data[i] != '\n' && i < sizeof text_head + 40)
-		i++;
-	for (k = 0; text_boot_wall[k]; i++, k++)
-		if (i >= len || data[i] != text_boot_wall[k])
-			return false;
-	uint64_t v = 0;
-	size_t digits = 0;
-	for (; i < len && data[i] >= '0' && data[i] <= '9' && digits < 20; i++, digits++)
-		v = v * 10 + (uint64_t)(data[i] - '0');
-	if (digits == 0 || i >= len || data[i] != '\n')
-		return false;
-	*boot_wall_ns = v;
-	return true;
-}
-
 static bool same_machine_and_boot(const struct cache_record *rec, const char *boot_id,
 				  uint32_t cpu_signature, bool any_cpu_signature)
 {

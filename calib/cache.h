@@ -216,10 +216,6 @@ int cache_answer(const char *data, size_t len, const struct cache_key *key, stru
  * build's), by its first line. */
 bool cache_text_of_other_format(const char *data, size_t len);
 
-/* At load, from a record file's text, without a call into libc: whether it is of this
- * format version, and its first record's boot_wall_ns (the rest is the decision's to
- * parse and check). */
-bool cache_text_boot_wall(const char *data, size_t len, uint64_t *boot_wall_ns);
 
 /* Pure: puts rec first; drops records of another boot or CPU, a record for the same
  * CPU set (whose costs of other builds rec takes over), and the oldest beyond

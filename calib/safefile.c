@@ -230,11 +230,17 @@ int safefile_read_link(const char *path, const struct safefile_trust *trust, cha
 		       char *err, size_t err_size)
 {
 	int status = safefile_directory_trusted(path, trust->owner, err, err_size);
-	if (status != SAFEFILE_OK)
-		return status;
-	if (size <= trust->max_size)
-		return larger_than_allowed(path, trust, err, err_size);
-	long n = raw_syscall4(SYS_readlinkat, AT_FDCWD, (long)path, (long)buf, (long)(trust->max_size + 1));
+	return status == SAFEFILE_OK ? safefile_read_link_target(path, trust->max_size, buf, size, len, err, err_size)
+				     : status;
+}
+
+int safefile_read_link_target(const char *path, size_t max_size, char *buf, size_t size, size_t *len, char *err,
+			      size_t err_size)
+{
+	/* One byte more than allowed is asked for, where the buffer holds it: a longer
+	 * target is noticed. */
+	size_t want = size < max_size + 1 ? size : max_size + 1;
+	long n = raw_syscall4(SYS_readlinkat, AT_FDCWD, (long)path, (long)buf, (long)want);
 	if (n == -ENOENT || n == -ENOTDIR) {
 		text_line(err, err_size, path, ": does not exist yet", NULL);
 		return SAFEFILE_MISSING;
@@ -247,8 +253,11 @@ int safefile_read_link(const char *path, const struct safefile_trust *trust, cha
 		text_line(err, err_size, path, ": cannot read: ", strerror((int)-n), NULL);
 		return SAFEFILE_IO_ERROR;
 	}
-	if ((size_t)n > trust->max_size)
-		return larger_than_allowed(path, trust, err, err_size);
+	if ((size_t)n > max_size) {
+		char number_text[24];
+		text_line(err, err_size, path, ": not trusted: larger than ", number(number_text, max_size), " bytes", NULL);
+		return SAFEFILE_UNTRUSTED;
+	}
 	*len = (size_t)n;
 	return SAFEFILE_OK;
 }

@@ -55,6 +55,10 @@ int safefile_read_file(const char *path, const struct safefile_trust *trust, cha
 		       char *err, size_t err_size);
 int safefile_read_link(const char *path, const struct safefile_trust *trust, char *buf, size_t size, size_t *len,
 		       char *err, size_t err_size);
+/* A link's target alone, its directory not checked (the caller checked it before), at
+ * most max_size bytes; buf may be smaller: a target that fills it may be longer. */
+int safefile_read_link_target(const char *path, size_t max_size, char *buf, size_t size, size_t *len, char *err,
+			      size_t err_size);
 
 /* The check of a link's directory alone (one lstat): SAFEFILE_OK when it is a directory,
  * not a symlink, owner's and writable by nobody else; else the status, err set. */

@@ -5,9 +5,9 @@
  * of this boot holds every CPU the boot can bring online; the counter from a record of this
  * boot that found it invariant (CPUID otherwise); the costs' clocksource by what the
  * kernel's clock costs now, its name under /sys only where that disagrees. So a decision at
- * a read makes, from the machine-wide record, no system call of its own (the load checked
- * its directory and read its text), from the per-user cache three (open, read, close;
- * root's an fstat more), and reads nothing under /proc or /sys.
+ * a read makes, from the machine-wide record, two system calls of its own (its
+ * directory's lstat, the link's readlinkat), from the per-user cache three (open, read,
+ * close; root's an fstat more), and reads nothing under /proc or /sys.
  *
  * A decision at a read runs on the claim's page, a stack of under 4 KiB (gate.c): its state
  * is one frame (judged_at_read), a record is parsed into it one at a time (cache_answer),
@@ -147,15 +147,15 @@ static bool answer_in(struct decision *d, const struct record_text *t, struct ca
 /* ---- the steps, each named after what it finds ---- */
 
 /* The record that answers this boot and CPU set, into d->record with d->source: the
- * machine-wide one (at a read, only where the load's check passed it; a forced decision
- * reads it again), else the per-user cache's. An inconclusive machine-wide record is
+ * machine-wide one (at a read, only where the load's check passed it), else the per-user
+ * cache's. An inconclusive machine-wide record is
  * passed over (the process measures for itself); an inconclusive cache record answers
  * until its retry time (d->inconclusive). False when none answers (lookup_failed says
  * where a look-up failed). */
 static bool record_for_this_boot(struct decision *d, bool forced)
 {
 	struct record_text t;
-	if ((forced || record_system_passed_load()) && record_system_text(d->o, forced, &t)) {
+	if ((forced || record_system_passed_load()) && record_system_text(d->o, &t)) {
 		if (answer_in(d, &t, &d->record) && d->record.estimate_verdict != ESTIMATE_INCONCLUSIVE) {
 			d->source = TSCSHIM_SOURCE_SYSTEM_RECORD;
 			return true;

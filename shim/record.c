@@ -26,18 +26,14 @@
 #include <unistd.h>
 
 /* What the load found, for the decision, on the load page (which loading writes anyway:
- * no page of its own). The text is the machine-wide record's as the load read it
- * (holds_record), or, once a decision read a per-user cache short enough into it, that
- * cache's: a decision then reads the record again (a fork child's, say). LOAD_TEXT_SIZE
- * holds a record of one CPU set of up to 1024 CPUs with two builds' costs (about 560
- * bytes for a few CPUs): a longer text is read again into the scratch (a page of its own). */
+ * no page of its own), and the decision's buffer for a record's text, on that page too:
+ * LOAD_TEXT_SIZE holds a record of one CPU set of up to 1024 CPUs with two builds' costs
+ * (about 560 bytes for a few CPUs); a longer text is read into the scratch (a page of its
+ * own). */
 enum { LOAD_TEXT_SIZE = 960 };
 static struct {
 	bool system_passed;   /* the machine-wide record passed the load's check */
-	bool directory_checked; /* its directory was found root's before its text was read */
-	bool holds_record;    /* text is that record's, whole when len < LOAD_TEXT_SIZE */
 	bool cache_path_made; /* cache_path is the per-user cache's default path */
-	uint16_t len;
 	char cache_path[256];
 	char text[LOAD_TEXT_SIZE];
 } at_load ON_LOAD_PAGE;
@@ -92,54 +88,22 @@ LOAD_PATH static uint64_t boot_wall_at_load(void)
 	return realtime > boottime ? realtime - boottime : 0;
 }
 
-/* A record whose boot began at most this long before this boot did, by the wall clock now,
- * may be this boot's: its clock stepped since the record was written (NTP at boot). The
- * decision proves it, by the boot id where the times disagree by more than a millisecond.
- * An earlier boot's record began before this boot by at least that boot's life. */
-#define LOAD_BOOT_WALL_SLACK_NS 60000000000ull
-
-/* Whether the record's directory is root's, a directory (not a symlink) and writable by
- * nobody else (one lstat): then only root can have made the link in it, and a link's
- * target never changes. Checked before the text is read. A directory path longer than
- * this room is left to the decision to check (record_system_text). */
-LOAD_PATH static bool directory_is_roots(const char *path)
-{
-	char dir[256];
-	size_t slash = 0;
-	for (size_t i = 0; path[i]; i++)
-		if (path[i] == '/')
-			slash = i;
-	if (slash >= sizeof dir)
-		return true;
-	for (size_t i = 0; i < slash; i++)
-		dir[i] = path[i];
-	dir[slash ? slash : 1] = '\0';
-	if (slash == 0)
-		dir[0] = '/';
-	struct stat st;
-	at_load.directory_checked = true;
-	return raw_syscall4(SYS_newfstatat, AT_FDCWD, (long)dir, (long)&st, AT_SYMLINK_NOFOLLOW) == 0 &&
-	       S_ISDIR(st.st_mode) && st.st_uid == 0 && !(st.st_mode & (S_IWGRP | S_IWOTH));
-}
-
-/* The machine-wide record's text, read whole by one readlinkat onto the load page, once
- * its directory is found root's: of this format, and of a boot that may be this one
- * (above). Times before 2020 prove nothing (a machine with no clock at boot): the decision
- * reads the boot id. */
+/* The machine-wide record at load, from one lstat (newfstatat, which the loader's own fstat
+ * calls keep warm: a readlinkat here, a kind of call nothing else at load makes, cost every
+ * start 8-9 us more on the host measured, and a look at its directory 2-3 us): a symbolic
+ * link (a regular file there is an older build's), root's, of a record's length, made
+ * since this boot began (the boot's time through the vDSO, a second of slack for the
+ * clocks' rounding: a process cannot mark root's link, and one kept from an earlier boot
+ * on a persistent path would otherwise answer no read and let no start measure, all boot
+ * long). Its directory and its text are the decision's to check and read. */
 LOAD_PATH static bool system_record_may_answer(const char *path)
 {
-	if (!directory_is_roots(path))
+	struct stat st;
+	if (raw_syscall4(SYS_newfstatat, AT_FDCWD, (long)path, (long)&st, AT_SYMLINK_NOFOLLOW) != 0)
 		return false;
-	long n = raw_syscall4(SYS_readlinkat, AT_FDCWD, (long)path, (long)at_load.text, sizeof at_load.text);
-	if (n <= 0)
-		return false;
-	at_load.len = (uint16_t)n;
-	at_load.holds_record = true;
-	uint64_t wall = 0, now = boot_wall_at_load();
-	if (!cache_text_boot_wall(at_load.text, (size_t)n, &wall))
-		return false;
-	return wall < CACHE_BOOT_WALL_PLAUSIBLE_NS || now < CACHE_BOOT_WALL_PLAUSIBLE_NS ||
-	       now <= wall + LOAD_BOOT_WALL_SLACK_NS;
+	uint64_t made = (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec;
+	return S_ISLNK(st.st_mode) && st.st_uid == 0 && st.st_size > 0 && st.st_size <= CACHE_MAX_SIZE &&
+	       st.st_mtim.tv_sec > 0 && made + 1000000000ull >= boot_wall_at_load();
 }
 
 /* What a per-user cache file must be, checked at load from one lstat, with no file read: a
@@ -225,24 +189,21 @@ LOAD_PATH bool record_boot_known(void)
 
 /* ---- at the decision: the texts ---- */
 
-bool record_system_text(const struct option_values *o, bool read_again, struct record_text *t)
+bool record_system_text(const struct option_values *o, struct record_text *t)
 {
 	const char *path = o->text[OPT_SYSTEM_RECORD];
 	if (path[0] != '/')
 		return false;
-	*t = (struct record_text){.path = path, .machine_wide = true};
-	int rc;
-	if (!read_again && at_load.holds_record && at_load.len < sizeof at_load.text) {
-		/* The text the load read, in a directory it found root's and writable by nobody
-		 * else first (a path too long for its room: checked now): only root can have
-		 * made the link, and a link's target never changes. */
-		rc = at_load.directory_checked ? SAFEFILE_OK : safefile_directory_trusted(path, 0, rare.err, sizeof rare.err);
-		t->text = at_load.text;
-		t->len = at_load.len;
-	} else {
-		struct safefile_trust root = {.owner = 0, .max_size = CACHE_MAX_SIZE, .link = 1};
-		rc = safefile_read_link(path, &root, buffers.text, sizeof buffers.text, &t->len, rare.err, sizeof rare.err);
+	/* Its directory root's, not a symlink, writable by nobody else (one lstat): then only
+	 * root can have made the link in it, and a link's target never changes. The text onto
+	 * the load page where it fits (one readlinkat), else into the scratch. */
+	struct safefile_trust root = {.owner = 0, .max_size = CACHE_MAX_SIZE, .link = 1};
+	*t = (struct record_text){.path = path, .machine_wide = true, .text = at_load.text};
+	int rc = safefile_read_link(path, &root, at_load.text, sizeof at_load.text, &t->len, rare.err, sizeof rare.err);
+	if (rc == SAFEFILE_OK && t->len == sizeof at_load.text) {
 		t->text = buffers.text;
+		rc = safefile_read_link_target(path, CACHE_MAX_SIZE, buffers.text, sizeof buffers.text, &t->len, rare.err,
+					       sizeof rare.err);
 	}
 	if (rc == SAFEFILE_OK)
 		return true;
@@ -277,13 +238,11 @@ const char *record_cache_path(const struct option_values *o)
 	return rare.long_cache_path;
 }
 
-/* The file at path: onto the load page where it fits (which then no longer holds the
- * machine-wide record's text), else into the scratch. Open, read, close: the open proves
+/* The file at path: onto the load page where it fits, else into the scratch. Open, read, close: the open proves
  * the file the user's (O_NOATIME), root's is fstat'ed too. The safefile status. */
 static int read_cache_at(const char *path, struct record_text *t)
 {
 	struct safefile_trust mine = {.owner = cache_owner(), .max_size = CACHE_MAX_SIZE, .lean = 1};
-	at_load.holds_record = false;
 	*t = (struct record_text){.text = at_load.text, .path = path};
 	int rc = safefile_read_file(path, &mine, at_load.text, sizeof at_load.text, &t->len, rare.err, sizeof rare.err);
 	if (rc == SAFEFILE_OK && t->len == sizeof at_load.text) {

@@ -25,17 +25,16 @@
 #define RECORD_SCRATCH_GATES_BYTES (4096 - 128)
 
 /* At load, without a call into libc, no file opened, nothing written but the load page:
- * whether a record may answer this boot without measuring. The machine-wide record: in a
- * directory of root's that nobody else may write (one lstat), its text read (one
- * readlinkat) and kept on the load page for the decision, of this format,
- * its boot begun no more than a minute before this one's by the wall clock now (the
- * vDSO's: a record of an earlier boot kept on a persistent path, which no process can
- * mark, must not stop every start from measuring; the decision proves the boot). Else the
- * per-user cache (one or two lstat calls): a regular file (no symlink) of the process's
- * effective uid, writable by nobody else, of a record's size, not marked for a
- * measurement (record_mark_stale); or this build's file beside it. The constructor asks
- * it, to measure at load when nothing can answer (a cold start); a "may" that turns out
- * wrong makes that process pass through, and marks the cache for the next start. */
+ * whether a record may answer this boot without measuring, from one lstat of the
+ * machine-wide record: a symbolic link, root's, of a record's length, made since this
+ * boot began (the boot's time through the vDSO: a record of an earlier boot kept on a
+ * persistent path, which no process can mark, must not stop every start from measuring).
+ * Else from one or two of the per-user cache: a regular file (no symlink) of the process's
+ * effective uid, writable by nobody else, of a record's size, not marked for a measurement
+ * (record_mark_stale); or this build's copy beside it, where the cache is marked. The
+ * constructor asks it, to measure at load when nothing can answer (a cold start); a "may"
+ * that turns out wrong makes that process pass through, and marks the cache for the next
+ * start. */
 bool record_may_answer(const char *system_record, const char *cache, const char *xdg_runtime_dir);
 
 /* Whether the kernel's boot id can be read (/proc mounted): without it no record can be
@@ -55,10 +54,10 @@ struct record_text {
 };
 
 /* The machine-wide record's text, or false (missing, untrusted: said at TSCSHIM_VERBOSE=2,
- * at 1 when not missing). As the load read it, no system call; read again, its directory
- * checked again (lstat, readlinkat), by a forced decision, or where it did not fit the
- * load page. */
-bool record_system_text(const struct option_values *o, bool read_again, struct record_text *t);
+ * at 1 when not missing): its directory checked (root's, not a symlink, writable by nobody
+ * else: one lstat), then the link's target read (one readlinkat), onto the load page where
+ * it fits. */
+bool record_system_text(const struct option_values *o, struct record_text *t);
 
 /* The per-user cache's path (the option, or the default), or NULL for none; no system
  * call where the load made it already. The cache, and its lock, belong to the effective

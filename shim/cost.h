@@ -33,8 +33,8 @@ const char *read_plan_name(unsigned plan);
 void cost_measure(clockid_t clock, uint64_t rate_millihz, struct cost_ps *out);
 
 /* What the kernel's clock costs a call now, in ps, measured as cost_measure measures it
- * but in fewer blocks (about 3 us where it is the vDSO), timed by the counter at
- * rate_millihz. Nothing needs the path open. */
+ * but the cheapest of three short blocks (about 1.5 us where it is the vDSO), timed by the
+ * counter at rate_millihz. Nothing needs the path open. */
 uint64_t cost_kernel_now_ps(clockid_t clock, uint64_t rate_millihz);
 
 /* Whether the kernel's clock, at now_ps a call, is read the way `cached` says (vDSO or

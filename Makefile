@@ -89,8 +89,8 @@ SHIM_LINK_RUNTIME = -nostartfiles -Wl,-z,nodelete
 # (musl before 1.2.4, glibc before 2.36) loads the object with its pointers unrelocated,
 # and the glibc build must pass through, not crash, when preloaded into a musl program.
 # The decision's code right after it, on as few pages as it needs (shim/decision_path.ld).
-SHIM_LAYOUT = -Wl,-T,shim/load_path.ld -Wl,-T,shim/decision_path.ld
-$(B)/libtscshim.so: $(SHIM_OBJ) $(B)/libtsccalib.a shim/exports.map shim/load_path.ld shim/decision_path.ld
+SHIM_LAYOUT = -Wl,-T,shim/load_path.ld -Wl,-T,shim/decision_path.ld -Wl,-T,shim/data_layout.ld
+$(B)/libtscshim.so: $(SHIM_OBJ) $(B)/libtsccalib.a shim/exports.map shim/load_path.ld shim/decision_path.ld shim/data_layout.ld
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=shim/exports.map \
 		-Wl,-z,now $(SHIM_CODE_LAYOUT) $(SHIM_LINK_RUNTIME) $(SHIM_LAYOUT) -Wl,--gc-sections \
 		-Wl,--build-id $(SHIM_OBJ) $(B)/libtsccalib.a -o $@ $(LDLIBS) -ldl
@@ -101,7 +101,7 @@ HOOKS_OBJ := $(SHIM_SRC:%.c=$(B)/hooks/%.o)
 $(B)/hooks/%.o: %.c $(wildcard calib/*.h include/*.h shim/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -DTSCSHIM_TEST_HOOKS -c $< -o $@
-$(B)/test/libtscshim-hooks.so: $(HOOKS_OBJ) $(B)/libtsccalib.a test/hooks.map shim/load_path.ld shim/decision_path.ld
+$(B)/test/libtscshim-hooks.so: $(HOOKS_OBJ) $(B)/libtsccalib.a test/hooks.map shim/load_path.ld shim/decision_path.ld shim/data_layout.ld
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -shared -Wl,--version-script=test/hooks.map -Wl,-z,now $(SHIM_CODE_LAYOUT) \
 		$(SHIM_LINK_RUNTIME) $(SHIM_LAYOUT) -Wl,--build-id \

@@ -41,16 +41,14 @@ boot_time_s() {
 	awk '/^btime/ {print $2}' /proc/stat
 }
 
-# Starts probe_adversary wait-go under the shim with ENV... (the machine-wide record
-# $record, no cache), waits until it is loaded, runs the shell text DAMAGE, lets it read
-# and decide, and leaves its output in $output and its exit status in $status.
-damage_between_load_and_read() { # DAMAGE ENV...
-	local damage="$1"
-	shift
-	local sync="$BATS_TEST_TMPDIR/sync"
-	rm -rf "$sync" && mkdir -p "$sync"
-	env TSCSHIM_SYSTEM_RECORD="$record" TSCSHIM_CACHE=off TSCSHIM_VERBOSE=1 "$@" LD_PRELOAD="$SHIM" \
-		"$ADVERSARY" wait-go "$sync" 5 "$BOUND" >"$sync/out" 2>&1 &
+# Runs COMMAND... LD_PRELOAD=the shim probe_adversary wait-go SYNC (COMMAND an env, perhaps
+# behind a setpriv), waits until it is loaded, runs the shell text DAMAGE, lets it read and
+# decide, and leaves its output in $output and its exit status in $status. SYNC exists, and
+# the probe may write it.
+between_load_and_read() { # SYNC DAMAGE COMMAND...
+	local sync="$1" damage="$2"
+	shift 2
+	"$@" LD_PRELOAD="$SHIM" "$ADVERSARY" wait-go "$sync" 5 "$BOUND" >"$sync/out" 2>&1 &
 	local pid=$! i
 	for i in $(seq 1000); do
 		[ -e "$sync/loaded" ] && break
@@ -64,20 +62,28 @@ damage_between_load_and_read() { # DAMAGE ENV...
 	output=$(cat "$sync/out")
 }
 
+# The same with the machine-wide record $record, no cache, and ENV...
+damage_between_load_and_read() { # DAMAGE ENV...
+	local sync="$BATS_TEST_TMPDIR/sync"
+	rm -rf "$sync" && mkdir -p "$sync"
+	between_load_and_read "$sync" "$1" env TSCSHIM_SYSTEM_RECORD="$record" TSCSHIM_CACHE=off TSCSHIM_VERBOSE=1 "${@:2}"
+}
+
 @test "adversary: a machine-wide record kept from an earlier boot fails the load's check, and the start measures (before: every process passed through all boot)" {
 	# The load's check used to find such a file older than the boot (its mtime) and
-	# measure there; now it asks only that the mtime is not 0, so the record passes the
-	# load, fails at the read (another boot), and only the per-user cache is marked,
+	# measure there; then it asked only that the mtime is not 0, so the record passed the
+	# load, failed at the read (another boot), and only the per-user cache was marked,
 	# which the load never looks at while the machine-wide record passes. Failed (22d5a08..7ed1e1e): the
-	# second and every later start say "passing through: no record answers".
+	# second and every later start say "passing through: no record answers". The load now
+	# reads the record's text, and its boot's time.
 	require_reliable_here
 	save_record_here
 	local wall
-	wall=$(sed -n 's/^boot_wall_ns=//p' "$record")
+	wall=$(record_text "$record" | sed -n 's/^boot_wall_ns=//p')
 	edit_cache "$record" boot_id 00000000-0000-0000-0000-000000000000
 	edit_cache "$record" boot_wall_ns $((wall - 3600000000000))
-	# Written an hour before this boot began, as a record kept on disk would be.
-	touch -d "@$(($(boot_time_s) - 3600))" "$record"
+	# The link's own time says nothing: an hour before this boot began, or now.
+	touch -h -d "@$(($(boot_time_s) - 3600))" "$record"
 	rm -f "$TSCSHIM_CACHE"
 	run env TSCSHIM_SYSTEM_RECORD="$record" TSCSHIM_VERBOSE=1 LD_PRELOAD="$SHIM" "$PROBE" loop 5
 	echo "first: $output"
@@ -89,53 +95,116 @@ damage_between_load_and_read() { # DAMAGE ENV...
 	[[ "$output" == *"measured now"* || "$output" == *"from the cache"* ]]
 }
 
-@test "adversary: a machine-wide record whose owner or mode changed between the load and the read is not trusted" {
-	# record_system_file passes the load's lstat on to safefile_read (checked_size), which
-	# then opens and reads the file without fstat: a file that root handed to another user
-	# (chown), made writable by others (chmod), or replaced by another user's file (a
-	# rename, which keeps the owner) after this process loaded, however long ago, is read
-	# and trusted at the read. Failed before the fstat came back: "serving from the TSC ... from the machine-wide record".
+@test "adversary: a machine-wide record whose directory another user owns or may write, at load or since, is not trusted" {
+	# The record is a symbolic link whose target is its text, which nobody can change: the
+	# read that decides checks its directory (root's, writable by nobody else, not a
+	# symlink) and only then reads the text, so only root can have made it. Before (a
+	# regular file): its owner or mode changed between the load and the read was not seen
+	# until the fstat came back ("serving from the TSC ... from the machine-wide record").
+	# Would fail where the text were read without the directory's check.
 	require_reliable_here
 	save_record_here
-	cp -p "$record" "$BATS_TEST_TMPDIR/good"
+	local dir damage when
+	dir=$(dirname "$record")
+	for when in before between; do
+		for damage in 'chown nobody "$dir"' 'chmod 0775 "$dir"' 'chmod 0757 "$dir"' \
+			'mv "$dir" "$dir.root" && mkdir "$dir" && cp -P "$dir.root/calibration" "$dir" && chown -R nobody "$dir"'; do
+			chown root "$dir" && chmod 0755 "$dir"
+			if [ "$when" = before ]; then
+				eval "$damage"
+				run env TSCSHIM_SYSTEM_RECORD="$record" TSCSHIM_CACHE=off TSCSHIM_VERBOSE=1 LD_PRELOAD="$SHIM" "$PROBE" loop 5
+			else
+				damage_between_load_and_read "$damage"
+			fi
+			echo "$when: $damage: $output"
+			[ "$status" -eq 0 ]
+			[[ "$output" != *"from the machine-wide record"* ]]
+			[ ! -d "$dir.root" ] || { rm -rf "$dir" && mv "$dir.root" "$dir"; }
+		done
+	done
+	chown root "$dir" && chmod 0755 "$dir"
+}
+
+@test "adversary: a machine-wide record that is a regular file, a FIFO, or a link to a file holding a record, is never read as the record, and nothing waits" {
+	# The record is the link's target text itself: readlinkat never follows a link, and
+	# finds no target in a regular file or a FIFO (EINVAL, at once). Would fail where the
+	# record were opened and read (a FIFO with no writer, or with one that writes nothing:
+	# the probe then never exits), or a link followed to a good record's file.
+	require_reliable_here
+	require_command timeout coreutils
+	save_record_here
+	record_text "$record" >"$BATS_TEST_TMPDIR/good"
 	local damage
-	for damage in 'chown nobody "$record"' 'chmod 0666 "$record"' \
-		'cp "$record" "$record.theirs" && chown nobody "$record.theirs" && mv "$record.theirs" "$record"'; do
-		cp -p "$BATS_TEST_TMPDIR/good" "$record"
-		damage_between_load_and_read "$damage"
+	for damage in 'cp "$BATS_TEST_TMPDIR/good" "$record" && chmod 0644 "$record"' \
+		'ln -s "$BATS_TEST_TMPDIR/good" "$record"' \
+		'mkfifo -m 0644 "$record"' \
+		'mkfifo -m 0644 "$record" && { sleep 20 <>"$record" & writer=$!; }'; do
+		rm -f "$record"
+		local writer=
+		eval "$damage"
+		run timeout 10 env TSCSHIM_SYSTEM_RECORD="$record" TSCSHIM_CACHE=off TSCSHIM_VERBOSE=1 \
+			LD_PRELOAD="$SHIM" "$PROBE" loop 5
+		[ -z "$writer" ] || kill "$writer" 2>/dev/null || true
 		echo "$damage: $output"
 		[ "$status" -eq 0 ]
 		[[ "$output" != *"from the machine-wide record"* ]]
 	done
 }
 
-@test "adversary: a machine-wide record's directory opened to others, or its file swapped for a symlink or a FIFO, between the load and the read: not trusted, no wait" {
-	# Holds: the directory's lstat at the read sees its mode; the file is opened with
-	# O_NOFOLLOW (a symlink fails) and O_NONBLOCK (a FIFO, with no writer or with one that
-	# writes nothing, reads empty or EAGAIN at once). Would fail where the read followed
-	# the symlink to the good record, or hung on the FIFO (the probe then never exits).
+@test "adversary: a user's cache handed to another user between the load and the read is not trusted (the open proves the owner)" {
+	# A user's read of the cache is open, read, close: O_NOATIME on the open is refused
+	# (EPERM) on a file the user does not own, so no fstat is needed to prove it. Would fail
+	# where the open proved nothing (the file another user's, readable by all: "serving
+	# from the TSC ... from the cache").
 	require_reliable_here
-	save_record_here
-	cp -p "$record" "$BATS_TEST_TMPDIR/good"
-	local dir
-	dir=$(dirname "$record")
+	[ "$(id -u)" -eq 0 ] || skip "needs root to hand a file to another user"
+	require_command setpriv util-linux
+	local mine sync
+	mine=$(mktemp -d /tmp/tscshim-adversary.XXXXXX)
+	chown nobody "$mine"
+	sync="$mine/sync"
+	local as="setpriv --reuid=nobody --regid=nogroup --clear-groups"
+	$as env TSCSHIM_CACHE="$mine/cache" TSCSHIM_ESTIMATE_BUDGET_US=500000 LD_PRELOAD="$SHIM" "$PROBE" loop 1 >/dev/null
+	[ "$(stat -c %U "$mine/cache")" = nobody ]
 	local damage
-	for damage in 'chmod 0775 "$dir"' 'chmod 0757 "$dir"' \
-		'mv "$record" "$record.real" && ln -s "$record.real" "$record"' \
-		'rm -f "$record" && mkfifo -m 0644 "$record"' \
-		'rm -f "$record" && mkfifo -m 0644 "$record" && { sleep 20 <>"$record" & writer=$!; }'; do
-		chmod 0755 "$dir"
-		rm -f "$record" "$record.real"
-		cp -p "$BATS_TEST_TMPDIR/good" "$record"
-		local writer=
-		damage_between_load_and_read "$damage"
-		[ -z "$writer" ] || kill "$writer" 2>/dev/null || true
+	for damage in : 'chown daemon "$mine/cache" && chmod 0644 "$mine/cache"'; do
+		chown nobody "$mine/cache" && chmod 0600 "$mine/cache"
+		rm -rf "$sync" && mkdir -p "$sync" && chown nobody "$sync"
+		# shellcheck disable=SC2086
+		between_load_and_read "$sync" "$damage" $as env TSCSHIM_CACHE="$mine/cache" TSCSHIM_VERBOSE=1
 		echo "$damage: $output"
 		[ "$status" -eq 0 ]
-		[[ "$output" == *"passing through"* ]]
-		[[ "$output" != *"from the machine-wide record"* ]]
+		if [ "$damage" = : ]; then
+			[[ "$output" == *"serving from the TSC"*"from the cache"* ]]
+		else
+			[[ "$output" == *"passing through"* && "$output" != *"from the cache"* ]]
+		fi
 	done
-	chmod 0755 "$dir"
+	rm -rf "$mine"
+}
+
+@test "adversary: a machine-wide record made before the wall clock stepped forward past it: the first start proves it by the boot id at load and copies it into its cache, the next decides at its read" {
+	# The wall clock stepped two minutes forward after calib --save made the record ten
+	# seconds into the boot (NTP at boot): by the clock now the link was made before the
+	# boot began, so the load cannot tell it from an earlier boot's, and the start decides
+	# at load (a forced decision reads the boot id, which says this boot). It keeps a copy,
+	# with the boot's time as the clock reads now, in its per-user cache, where the next
+	# start finds it at its read. Would fail where no copy were kept (every start would
+	# decide at load), or where the load trusted the link's time (see the earlier-boot test).
+	require_reliable_here
+	save_record_here
+	local wall
+	wall=$(record_text "$record" | sed -n 's/^boot_wall_ns=//p')
+	edit_cache "$record" boot_wall_ns $((wall - 120000000000))
+	touch -h -d "@$(($(boot_time_s) - 110))" "$record"
+	rm -f "$TSCSHIM_CACHE"
+	run env TSCSHIM_SYSTEM_RECORD="$record" TSCSHIM_VERBOSE=1 LD_PRELOAD="$SHIM" "$PROBE" loop 5
+	echo "first: $output"
+	[[ "$output" == *"from the machine-wide record"*"at load"* ]]
+	grep -q "^boot_wall_ns=" "$TSCSHIM_CACHE"
+	run env TSCSHIM_SYSTEM_RECORD="$record" TSCSHIM_VERBOSE=1 LD_PRELOAD="$SHIM" "$PROBE" loop 5
+	echo "second: $output"
+	[[ "$output" == *"serving from the TSC"*"from the cache"*"at the first clock read"* ]]
 }
 
 @test "adversary: a record of another boot id whose boot wall-clock time agrees within 1 ms is trusted, the id never read (documented weakness)" {

@@ -149,7 +149,7 @@ assert c["recommendation"].startswith("fenced: ") and "; unfenced: " in c["recom
 	[ "$(nproc)" -ge 2 ] || skip "needs two CPUs for two CPU sets"
 	local record
 	save_record_for_test
-	grep -Eq '^cost_build=[1-9][0-9]*$' "$record"
+	record_text "$record" | grep -Eq '^cost_build=[1-9][0-9]*$'
 	# The per-user cache: a record for CPU 0 alone.
 	TSCSHIM_SYSTEM_RECORD=off taskset -c 0 env LD_PRELOAD="$SHIM" "$PROBE" loop 1 >/dev/null
 	grep -q '^cpus=1$' "$TSCSHIM_CACHE"
@@ -159,7 +159,7 @@ assert c["recommendation"].startswith("fenced: ") and "; unfenced: " in c["recom
 	[[ "$stderr" == *"from the machine-wide record"*"measured now;"* ]]
 	# The costs measured now were kept, for the machine-wide record's CPU set...
 	[ "$(grep -c '^tscshim-cache' "$TSCSHIM_CACHE")" -eq 1 ]
-	grep -q "^cpus=$(sed -n 's/^cpus=//p' "$record")$" "$TSCSHIM_CACHE"
+	grep -q "^cpus=$(record_text "$record" | sed -n 's/^cpus=//p')$" "$TSCSHIM_CACHE"
 	# ...and CPU 0's record is still there.
 	grep -q '^cpus=1$' "$TSCSHIM_CACHE"
 }

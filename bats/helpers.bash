@@ -63,19 +63,33 @@ warm_cache() { # [LIBRARY]
 	false
 }
 
-# Rewrites FIELD=VALUE in the cache file at PATH and fixes its checksum (FNV-1a 64).
+# Rewrites FIELD=VALUE in the cache file at PATH and fixes its checksum (FNV-1a 64). A
+# machine-wide record (a symbolic link whose target is the text) is replaced by a link with
+# the new text, as `tscshim calib --save` writes it.
 edit_cache() { # PATH FIELD VALUE
 	python3 - "$@" <<'EOF'
-import sys
+import os, sys
 path, field, value = sys.argv[1:]
-lines = open(path).read().splitlines(True)[:-1]
+link = os.path.islink(path)
+lines = (os.readlink(path) if link else open(path).read()).splitlines(True)[:-1]
 lines = [f"{field}={value}\n" if l.startswith(field + "=") else l for l in lines]
 body = "".join(lines).encode()
 h = 0xcbf29ce484222325
 for b in body:
     h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
-open(path, "wb").write(body + b"checksum=%016x\n" % h)
+data = body + b"checksum=%016x\n" % h
+if link:
+    os.symlink(data, path + ".edit")
+    os.rename(path + ".edit", path)
+else:
+    open(path, "wb").write(data)
 EOF
+}
+
+# The text of a record file: a per-user cache's content, or a machine-wide record's link
+# target.
+record_text() { # PATH
+	if [ -L "$1" ]; then printf '%s\n' "$(readlink "$1")"; else cat "$1"; fi
 }
 
 # Another build's per-user cache at PATH: a well-marked file of an older format (5), its

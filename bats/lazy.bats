@@ -314,7 +314,7 @@ monotonic_counts() {
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"stored decision:     pass through: fenced 25.9 ns against the kernel's 27.0 ns"* ]]
-	grep -q '^fenced_ps=25900$' "$record"
+	record_text "$record" | grep -q '^fenced_ps=25900$'
 	local decisions
 	decisions=$(for i in $(seq 50); do
 		env TSCSHIM_SERVE=auto TSCSHIM_SYSTEM_RECORD="$record" TSCSHIM_CACHE=off TSCSHIM_VERBOSE=1 \

@@ -310,7 +310,7 @@ glibc_libc() { ldd "$GPROBE" | awk '/libc\.so\.6/ {print $3}'; }
 		done
 	done
 	# One format: the same fields in the same order, whoever wrote it.
-	diff <(sed 's/=.*//' "$shared/run-build/calibration") <(sed 's/=.*//' "$shared/run-build-musl/calibration")
+	diff <(record_text "$shared/run-build/calibration" | sed 's/=.*//') <(record_text "$shared/run-build-musl/calibration" | sed 's/=.*//')
 }
 
 @test "musl: glibc and musl processes starting at once share one per-user cache and never corrupt it" {
@@ -392,7 +392,7 @@ container_cases() { # PROGRAM LIBRARY
 	host="$shared/host" foreign="$shared/foreign"
 	mkdir -m 755 "$host" "$foreign"
 	TSCSHIM_SYSTEM_RECORD="$host/calibration" "$TSCSHIM" calib --save "${QUICK[@]}" >/dev/null 2>&1
-	cp -p "$host/calibration" "$foreign/calibration"
+	cp -P "$host/calibration" "$foreign/calibration"
 	edit_cache "$foreign/calibration" boot_id 00000000-0000-0000-0000-000000000000
 
 	root="$shared/root"

@@ -241,7 +241,7 @@ good_cache() { # PATH: a valid cache written by the shim itself
 
 cache_hit() { TSCSHIM_CACHE="$1" LD_PRELOAD="$SHIM" "$ROOT/build/test/probe_clock" status | grep -q '^from_cache=1'; }
 
-@test "cache: truncated, of another version, or checksum-broken: ignored and rebuilt" {
+@test "cache: truncated or checksum-broken: ignored and rebuilt; of another version: another build's, left alone" {
 	require_reliable
 	c="$BATS_TEST_TMPDIR/c"
 	good_cache "$c"
@@ -256,10 +256,17 @@ cache_hit() { TSCSHIM_CACHE="$1" LD_PRELOAD="$SHIM" "$ROOT/build/test/probe_cloc
 		[[ "$output" == *"active=1 from_cache=0"* ]]
 		cache_hit "$c" || { echo "not rebuilt after truncation to $cut"; false; }
 	done
+	# Of another version: another build's, left as it is; this build's records are beside it.
 	good_cache "$c"
 	sed -i '1s/.*/tscshim-cache 99/' "$c"
+	cp "$c" "$c.theirs"
+	status_with_cache "$c"
+	[[ "$output" == *"active=1 from_cache=1"* ]]
+	cmp "$c" "$c.theirs"
+	rm -f "$c.v8"
 	status_with_cache "$c"
 	[[ "$output" == *"active=1 from_cache=0"* ]]
+	cmp "$c" "$c.theirs"
 	cache_hit "$c"
 	good_cache "$c"
 	sed -i "s/^rate_millihz=\([0-9]\)/rate_millihz=9\1/" "$c"

@@ -72,6 +72,11 @@ static void set_why(char *why, size_t size, const char *a, const char *b, const 
 	text_line(why, size, a, b ? b : "", c ? c : "", NULL);
 }
 
+/* How a record answers for a key: for exactly its CPU set, for a subset of a consistent
+ * one, or not at all (another boot or CPU, a set it does not cover). */
+enum record_fit { FIT_NONE, FIT_SUPERSET, FIT_EXACT };
+static enum record_fit record_fit(const struct cache_record *rec, const struct cache_key *key);
+
 uint64_t fnv1a64(const char *data, size_t len)
 {
 	uint64_t hash = FNV_OFFSET_BASIS;
@@ -315,8 +320,11 @@ static int parse_line(const struct field *f, const char *line, size_t len,
 	return -1;
 }
 
-int cache_parse(const char *data, size_t len, struct cache_file *out, char *why,
-		size_t why_size)
+/* The records' lines of a file of this format version: its first line and its checksum
+ * line are checked, and [*body, *end) is between them. CACHE_OK, or CACHE_CORRUPT or
+ * CACHE_OTHER_FORMAT with why. */
+static int open_envelope(const char *data, size_t len, const char **body, const char **end, char *why,
+			 size_t why_size)
 {
 	if (len == 0) {
 		set_why(why, why_size, "empty file", NULL, NULL);
@@ -368,32 +376,92 @@ int cache_parse(const char *data, size_t len, struct cache_file *out, char *why,
 		set_why(why, why_size, "checksum mismatch", NULL, NULL);
 		return CACHE_CORRUPT;
 	}
+	*body = header_end + 1;
+	*end = sum_line;
+	return CACHE_OK;
+}
 
-	/* The records, between the two: every line the next field of the table, in turn. */
+/* The next record's lines, from *p (before end: every line there ends in '\n') into rec,
+ * each the next field of the table in turn; *p moves past them. 0, or -1 with why. */
+static int parse_record(const char **p, const char *end, struct cache_record *rec, char *why, size_t why_size)
+{
+	memset(rec, 0, sizeof *rec);
+	for (int field = 0; field < FIELD_COUNT; field++) {
+		if (*p >= end) {
+			set_why(why, why_size, "a record is cut short", NULL, NULL);
+			return -1;
+		}
+		const char *eol = memchr(*p, '\n', (size_t)(end - *p));
+		if (parse_line(&fields[field], *p, (size_t)(eol - *p), rec, why, why_size) != 0)
+			return -1;
+		*p = eol + 1;
+	}
+	return 0;
+}
+
+bool cache_text_of_other_format(const char *data, size_t len)
+{
+	const char *body, *end;
+	char why[128];
+	return open_envelope(data, len, &body, &end, why, sizeof why) == CACHE_OTHER_FORMAT;
+}
+
+int cache_parse(const char *data, size_t len, struct cache_file *out, char *why,
+		size_t why_size)
+{
+	const char *p, *end;
+	int rc = open_envelope(data, len, &p, &end, why, why_size);
+	if (rc != CACHE_OK)
+		return rc;
 	struct cache_file file;
-	memset(&file, 0, sizeof file);
-	int field = 0;
-	const char *p = header_end + 1, *end = sum_line;
+	file.count = 0;
 	while (p < end) {
-		if (field == 0 && file.count == CACHE_RECORDS_MAX) {
+		if (file.count == CACHE_RECORDS_MAX) {
 			set_why(why, why_size, "more than 4 records", NULL, NULL);
 			return CACHE_CORRUPT;
 		}
-		const char *eol = memchr(p, '\n', (size_t)(end - p)); /* end[-1] is '\n' */
-		if (parse_line(&fields[field], p, (size_t)(eol - p), &file.record[file.count], why,
-			       why_size) != 0)
+		if (parse_record(&p, end, &file.record[file.count], why, why_size) != 0)
 			return CACHE_CORRUPT;
-		if (++field == FIELD_COUNT) {
-			field = 0;
-			file.count++;
-		}
-		p = eol + 1;
+		file.count++;
 	}
-	if (field != 0 || file.count == 0) {
-		set_why(why, why_size, field ? "a record is cut short" : "no record", NULL, NULL);
+	if (file.count == 0) {
+		set_why(why, why_size, "no record", NULL, NULL);
 		return CACHE_CORRUPT;
 	}
 	*out = file;
+	return CACHE_OK;
+}
+
+int cache_answer(const char *data, size_t len, const struct cache_key *key, struct cache_record *out,
+		 struct cache_answer *a, char *why, size_t why_size)
+{
+	*a = (struct cache_answer){0};
+	const char *p, *end;
+	int rc = open_envelope(data, len, &p, &end, why, why_size);
+	if (rc != CACHE_OK)
+		return rc;
+	struct cache_record rec;
+	int records = 0;
+	while (p < end && !a->exact) {
+		if (records++ == CACHE_RECORDS_MAX) {
+			set_why(why, why_size, "more than 4 records", NULL, NULL);
+			return CACHE_CORRUPT;
+		}
+		if (parse_record(&p, end, &rec, why, why_size) != 0)
+			return CACHE_CORRUPT;
+		a->this_boot = a->this_boot || cache_same_boot(&rec, key);
+		/* As cache_find picks: the exact set at once, else the first superset. */
+		enum record_fit fit = record_fit(&rec, key);
+		if (fit == FIT_EXACT || (fit == FIT_SUPERSET && !a->found)) {
+			*out = rec;
+			a->found = true;
+			a->exact = fit == FIT_EXACT;
+		}
+	}
+	if (records == 0) {
+		set_why(why, why_size, "no record", NULL, NULL);
+		return CACHE_CORRUPT;
+	}
 	return CACHE_OK;
 }
 
@@ -431,16 +499,29 @@ int cache_format_sibling(const char *path, char *buf, size_t size)
 	return 0;
 }
 
-int cache_write(const char *path, const struct cache_file *file, bool world_readable,
-		char *buf, size_t size, char *err, size_t err_size)
+/* file's bytes in buf for a write to path: the length, or -1 with err. */
+static int format_for(const char *path, const struct cache_file *file, char *buf, size_t size, char *err,
+		      size_t err_size)
 {
 	char why[128];
 	int len = cache_format(file, buf, size, why, sizeof why);
-	if (len < 0) {
+	if (len < 0)
 		text_line(err, err_size, path, ": not written: ", why, NULL);
-		return -1;
-	}
-	return safefile_write(path, buf, (size_t)len, world_readable, err, err_size);
+	return len;
+}
+
+int cache_write(const char *path, const struct cache_file *file, bool world_readable,
+		char *buf, size_t size, char *err, size_t err_size)
+{
+	int len = format_for(path, file, buf, size, err, err_size);
+	return len < 0 ? -1 : safefile_write(path, buf, (size_t)len, world_readable, err, err_size);
+}
+
+int cache_write_link(const char *path, const struct cache_file *file, char *buf, size_t size, char *err,
+		     size_t err_size)
+{
+	int len = format_for(path, file, buf, size, err, err_size);
+	return len < 0 ? -1 : safefile_write_link(path, buf, (size_t)len, err, err_size);
 }
 
 static bool same_machine_and_boot(const struct cache_record *rec, const char *boot_id,
@@ -468,23 +549,27 @@ bool cache_same_boot(const struct cache_record *rec, const struct cache_key *key
 	       (key->any_cpu_signature || rec->cpu_signature == key->cpu_signature);
 }
 
+static enum record_fit record_fit(const struct cache_record *rec, const struct cache_key *key)
+{
+	if (!cache_same_boot(rec, key))
+		return FIT_NONE;
+	bool consistent = rec->estimate_verdict == ESTIMATE_CONSISTENT;
+	/* The set not read: a record that holds every possible CPU covers it. */
+	if (!key->cpus)
+		return rec->all_cpus && consistent ? FIT_SUPERSET : FIT_NONE;
+	if (cpu_mask_equal(&rec->cpus, key->cpus))
+		return FIT_EXACT;
+	return consistent && cpu_mask_is_subset(key->cpus, &rec->cpus) ? FIT_SUPERSET : FIT_NONE;
+}
+
 int cache_find(const struct cache_file *file, const struct cache_key *key)
 {
 	int superset = -1;
 	for (uint32_t r = 0; r < file->count && r < CACHE_RECORDS_MAX; r++) {
-		const struct cache_record *rec = &file->record[r];
-		if (!cache_same_boot(rec, key))
-			continue;
-		if (!key->cpus) {
-			/* The set not read: a record that holds every possible CPU covers it. */
-			if (superset < 0 && rec->all_cpus && rec->estimate_verdict == ESTIMATE_CONSISTENT)
-				superset = (int)r;
-			continue;
-		}
-		if (cpu_mask_equal(&rec->cpus, key->cpus))
+		enum record_fit fit = record_fit(&file->record[r], key);
+		if (fit == FIT_EXACT)
 			return (int)r;
-		if (superset < 0 && rec->estimate_verdict == ESTIMATE_CONSISTENT &&
-		    cpu_mask_is_subset(key->cpus, &rec->cpus))
+		if (fit == FIT_SUPERSET && superset < 0)
 			superset = (int)r;
 	}
 	return superset;

@@ -171,9 +171,13 @@ int cache_parse(const char *data, size_t len, struct cache_file *out, char *why,
 int cache_read(const char *path, const struct safefile_trust *trust, char *buf, size_t size,
 	       struct cache_file *out, char *err, size_t err_size);
 
-/* Formats file into buf and writes it atomically (safefile_write). */
+/* Formats file into buf and writes it atomically (safefile_write), or, with as_link, as
+ * a symbolic link's target (safefile_write_link: the machine-wide record, read whole by
+ * one readlinkat). */
 int cache_write(const char *path, const struct cache_file *file, bool world_readable,
 		char *buf, size_t size, char *err, size_t err_size);
+int cache_write_link(const char *path, const struct cache_file *file, char *buf, size_t size, char *err,
+		     size_t err_size);
 
 /* What a process looks a record up by. The boot is proven by the boot id where the caller
  * read it, else by the boot's wall-clock time: a process reads the boot id only where no
@@ -195,6 +199,23 @@ bool cache_same_boot(const struct cache_record *rec, const struct cache_key *key
 /* Pure: the index of the record that answers for key (an exact set first, else the
  * first consistent superset), or -1. */
 int cache_find(const struct cache_file *file, const struct cache_key *key);
+
+/* Pure: what a file's text answers for key, parsed record by record into one record's
+ * room (no struct cache_file: the decision at a read runs on a stack of one page). The
+ * record cache_find would pick goes to *out. Returns CACHE_OK (found or not, in *a),
+ * CACHE_CORRUPT or CACHE_OTHER_FORMAT with why. */
+struct cache_answer {
+	bool found;     /* *out answers */
+	bool exact;     /* for exactly the key's CPU set */
+	bool this_boot; /* some record is of the key's boot and CPU (the CPU set may not fit) */
+};
+int cache_answer(const char *data, size_t len, const struct cache_key *key, struct cache_record *out,
+		 struct cache_answer *a, char *why, size_t why_size);
+
+/* Pure: whether a file's text is a well-marked file of another format version (another
+ * build's), by its first line. */
+bool cache_text_of_other_format(const char *data, size_t len);
+
 
 /* Pure: puts rec first; drops records of another boot or CPU, a record for the same
  * CPU set (whose costs of other builds rec takes over), and the oldest beyond

@@ -11,9 +11,11 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -58,28 +60,6 @@ static int directory_of(const char *path, char *dir, char *err, size_t err_size)
 	return 0;
 }
 
-/* The directory part of path, opened without following a final symlink. */
-static int open_directory(const char *path, char *err, size_t err_size)
-{
-	char dir[SAFEFILE_PATH_MAX];
-	if (directory_of(path, dir, err, err_size) != 0)
-		return -1;
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0) {
-		int e = errno;
-		struct stat st;
-		/* O_DIRECTORY|O_NOFOLLOW on a symlink fails with ENOTDIR, not ELOOP. */
-		if (e == ENOTDIR && lstat(dir, &st) == 0 && S_ISLNK(st.st_mode))
-			e = ELOOP;
-		/* A missing directory is the common case (no machine-wide record): a fixed text,
-		 * as strerror would fault in libc's message tables for a line rarely shown. */
-		text_line(err, err_size, path, ": ", e == ELOOP ? "not trusted: its directory is a symbolic link"
-				 : e == ENOENT ? "does not exist yet" : strerror(e), NULL);
-		errno = e;
-	}
-	return fd;
-}
-
 static int check_owner_mode(const char *path, const char *what, const struct stat *st,
 			    uid_t owner, char *err, size_t err_size)
 {
@@ -98,37 +78,36 @@ static int check_owner_mode(const char *path, const char *what, const struct sta
 	return 0;
 }
 
-/* Opens path for reading, never through a symbolic link nor blocking on a FIFO, and,
- * where the trust asks it, only in a directory that passes the owner and mode checks.
+/* Whether the open itself proves the file the owner's: O_NOATIME is refused (EPERM) on a
+ * file the caller does not own, unless it may override that (CAP_FOWNER: root). So only
+ * for an owner that is the caller, and not root: the effective uid the process started
+ * with (the auxiliary vector's; a process that is not root and not setuid cannot change
+ * it since). */
+static bool open_proves_owner(const struct safefile_trust *trust)
+{
+	return trust->lean && trust->owner != 0 && trust->owner == (uid_t)getauxval(AT_EUID);
+}
+
+/* Opens path for reading, never through a symbolic link nor blocking on a FIFO.
  * SAFEFILE_OK with *fd open, else the status with err set. */
 static int open_for_reading(const char *path, const struct safefile_trust *trust, int *fd, char *err,
 			    size_t err_size)
 {
-	int dirfd = AT_FDCWD;
-	const char *name = path;
-	if (trust->check_directory) {
-		dirfd = open_directory(path, err, err_size);
-		if (dirfd < 0)
-			return errno == ENOENT || errno == ENOTDIR ? SAFEFILE_MISSING
-			       : errno == ELOOP			   ? SAFEFILE_UNTRUSTED
-								   : SAFEFILE_IO_ERROR;
-		struct stat dst;
-		if (fstat(dirfd, &dst) != 0 ||
-		    check_owner_mode(path, "its directory", &dst, trust->owner, err, err_size) != 0) {
-			close(dirfd);
-			return SAFEFILE_UNTRUSTED;
-		}
-		const char *slash = strrchr(path, '/');
-		name = slash ? slash + 1 : path;
-	}
 	/* O_NOFOLLOW: a symlink fails with ELOOP instead of being opened; O_NONBLOCK: a FIFO
-	 * planted at the path cannot hang the open. */
-	*fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-	int e = errno;
-	if (dirfd != AT_FDCWD)
-		close(dirfd);
-	if (*fd >= 0)
+	 * planted at the path cannot hang the open. The system call itself, as the shim's
+	 * decision makes it (a page of libc's text fewer), errno untouched. */
+	long opened = raw_syscall4(SYS_openat, AT_FDCWD, (long)path,
+				   O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | (open_proves_owner(trust) ? O_NOATIME : 0),
+				   0);
+	*fd = (int)opened;
+	if (opened >= 0)
 		return SAFEFILE_OK;
+	int e = (int)-opened;
+	if (e == EPERM && open_proves_owner(trust)) {
+		char n[24];
+		text_line(err, err_size, path, ": not trusted: not owned by uid ", number(n, trust->owner), NULL);
+		return SAFEFILE_UNTRUSTED;
+	}
 	if (e == ENOENT || e == ENOTDIR) {
 		text_line(err, err_size, path, ": does not exist yet", NULL);
 		return SAFEFILE_MISSING;
@@ -157,8 +136,9 @@ static int check_opened(int fd, const char *path, const struct safefile_trust *t
 {
 	/* The system call itself: glibc's fstat passes fstatat an empty path from its own
 	 * constants, a page of libc the kernel then faults in to read one byte. */
-	if (raw_syscall4(SYS_fstat, fd, (long)st, 0, 0) != 0) {
-		text_line(err, err_size, path, ": cannot stat: ", strerror(errno), NULL);
+	long rc = raw_syscall4(SYS_fstat, fd, (long)st, 0, 0);
+	if (rc != 0) {
+		text_line(err, err_size, path, ": cannot stat: ", strerror((int)-rc), NULL);
 		return SAFEFILE_IO_ERROR;
 	}
 	if (!S_ISREG(st->st_mode)) {
@@ -168,8 +148,29 @@ static int check_opened(int fd, const char *path, const struct safefile_trust *t
 	}
 	if (check_owner_mode(path, "the file", st, trust->owner, err, err_size) != 0)
 		return SAFEFILE_UNTRUSTED;
-	if ((uint64_t)st->st_size > trust->max_size || size <= trust->max_size)
+	if ((uint64_t)st->st_size > trust->max_size || (size <= trust->max_size && !trust->lean))
 		return larger_than_allowed(path, trust, err, err_size);
+	return SAFEFILE_OK;
+}
+
+/* The lean read (trust->lean): one read of at most size bytes (and no more than one
+ * byte past the trust's bound), whose short count is the end of a regular file. */
+static int read_once(int fd, const char *path, const struct safefile_trust *trust, char *buf, size_t size,
+		     size_t *len, char *err, size_t err_size)
+{
+	size_t want = size < trust->max_size + 1 ? size : trust->max_size + 1;
+	long got;
+	int retries = 0;
+	do
+		got = raw_syscall4(SYS_read, fd, (long)buf, (long)want, 0);
+	while (got == -EINTR && retries++ < EINTR_RETRIES);
+	if (got < 0) {
+		text_line(err, err_size, path, ": cannot read: ", strerror((int)-got), NULL);
+		return SAFEFILE_IO_ERROR;
+	}
+	if ((size_t)got > trust->max_size)
+		return larger_than_allowed(path, trust, err, err_size);
+	*len = (size_t)got;
 	return SAFEFILE_OK;
 }
 
@@ -205,18 +206,14 @@ static int read_bounded(int fd, const char *path, const struct safefile_trust *t
 	return SAFEFILE_OK;
 }
 
-/* safefile_read with the directory checked by lstat (trust->directory_by_lstat): a
- * directory, not a symlink, its owner and mode; then the file opened without following a
- * symlink, checked itself (fstat) and read. */
-static int read_with_directory_lstat(const char *path, const struct safefile_trust *trust, char *buf, size_t size,
-			       size_t *len, char *err, size_t err_size)
+int safefile_directory_trusted(const char *path, uid_t owner, char *err, size_t err_size)
 {
 	char dir[SAFEFILE_PATH_MAX];
 	struct stat st;
 	if (directory_of(path, dir, err, err_size) != 0)
 		return SAFEFILE_IO_ERROR;
-	/* System calls made directly, as the shim's load path makes them: libc's wrappers are
-	 * pages of libc's text a program that reads the clock may never have touched. */
+	/* The system call itself, as the shim's load path makes them: libc's lstat is a page
+	 * of libc's text a program that reads the clock may never have touched. */
 	if (raw_syscall4(SYS_newfstatat, AT_FDCWD, (long)dir, (long)&st, AT_SYMLINK_NOFOLLOW) != 0) {
 		text_line(err, err_size, path, ": does not exist yet", NULL);
 		return SAFEFILE_MISSING;
@@ -225,43 +222,73 @@ static int read_with_directory_lstat(const char *path, const struct safefile_tru
 		text_line(err, err_size, path, ": not trusted: its directory is a symbolic link", NULL);
 		return SAFEFILE_UNTRUSTED;
 	}
-	if (check_owner_mode(path, "its directory", &st, trust->owner, err, err_size) != 0)
+	return check_owner_mode(path, "its directory", &st, owner, err, err_size) == 0 ? SAFEFILE_OK
+											  : SAFEFILE_UNTRUSTED;
+}
+
+int safefile_read_link(const char *path, const struct safefile_trust *trust, char *buf, size_t size, size_t *len,
+		       char *err, size_t err_size)
+{
+	int status = safefile_directory_trusted(path, trust->owner, err, err_size);
+	return status == SAFEFILE_OK ? safefile_read_link_target(path, trust->max_size, buf, size, len, err, err_size)
+				     : status;
+}
+
+int safefile_read_link_target(const char *path, size_t max_size, char *buf, size_t size, size_t *len, char *err,
+			      size_t err_size)
+{
+	/* One byte more than allowed is asked for, where the buffer holds it: a longer
+	 * target is noticed. */
+	size_t want = size < max_size + 1 ? size : max_size + 1;
+	long n = raw_syscall4(SYS_readlinkat, AT_FDCWD, (long)path, (long)buf, (long)want);
+	if (n == -ENOENT || n == -ENOTDIR) {
+		text_line(err, err_size, path, ": does not exist yet", NULL);
+		return SAFEFILE_MISSING;
+	}
+	if (n == -EINVAL) {
+		text_line(err, err_size, path, ": not trusted: not a symbolic link (an older build's record?)", NULL);
 		return SAFEFILE_UNTRUSTED;
-	long opened = raw_syscall4(SYS_openat, AT_FDCWD, (long)path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0);
-	int fd = (int)opened;
-	if (opened < 0) {
-		int e = (int)-opened;
-		text_line(err, err_size, path, e == ENOENT ? ": does not exist yet" : e == ELOOP ? ": not trusted: a symbolic link"
-							     : ": cannot open", NULL);
-		return e == ENOENT ? SAFEFILE_MISSING : e == ELOOP ? SAFEFILE_UNTRUSTED : SAFEFILE_IO_ERROR;
 	}
-	/* The opened file itself, checked again: its owner or mode may have changed since the
-	 * load's lstat (root may chown or chmod it). */
-	int status = check_opened(fd, path, trust, size, &st, err, err_size);
-	if (status == SAFEFILE_OK)
-		status = read_bounded(fd, path, trust, &st, buf, len, err, err_size);
-	if (raw_syscall4(SYS_close, fd, 0, 0, 0) != 0) {
-		/* Linux releases the descriptor all the same, and nothing was written to it. */
+	if (n < 0) {
+		text_line(err, err_size, path, ": cannot read: ", strerror((int)-n), NULL);
+		return SAFEFILE_IO_ERROR;
 	}
-	return status;
+	if ((size_t)n > max_size) {
+		char number_text[24];
+		text_line(err, err_size, path, ": not trusted: larger than ", number(number_text, max_size), " bytes", NULL);
+		return SAFEFILE_UNTRUSTED;
+	}
+	*len = (size_t)n;
+	return SAFEFILE_OK;
 }
 
 int safefile_read(const char *path, const struct safefile_trust *trust, char *buf, size_t size,
 		  size_t *len, char *err, size_t err_size)
 {
+	return trust->link ? safefile_read_link(path, trust, buf, size, len, err, err_size)
+			   : safefile_read_file(path, trust, buf, size, len, err, err_size);
+}
+
+int safefile_read_file(const char *path, const struct safefile_trust *trust, char *buf, size_t size, size_t *len,
+		       char *err, size_t err_size)
+{
 	/* err is written only on a failure: the shim keeps it on a page of its own, which a
 	 * read that succeeds never touches. */
-	if (trust->directory_by_lstat && trust->check_directory)
-		return read_with_directory_lstat(path, trust, buf, size, len, err, err_size);
 	int fd;
 	int status = open_for_reading(path, trust, &fd, err, err_size);
 	if (status != SAFEFILE_OK)
 		return status;
 	struct stat st;
-	status = check_opened(fd, path, trust, size, &st, err, err_size);
+	if (!open_proves_owner(trust))
+		status = check_opened(fd, path, trust, size, &st, err, err_size);
 	if (status == SAFEFILE_OK)
-		status = read_bounded(fd, path, trust, &st, buf, len, err, err_size);
-	close(fd);
+		status = trust->lean ? read_once(fd, path, trust, buf, size, len, err, err_size)
+				     : read_bounded(fd, path, trust, &st, buf, len, err, err_size);
+	long closed = raw_syscall4(SYS_close, fd, 0, 0, 0);
+	if (closed != 0 && status == SAFEFILE_OK) {
+		text_line(err, err_size, path, ": cannot close: ", strerror((int)-closed), NULL);
+		status = SAFEFILE_IO_ERROR;
+	}
 	return status;
 }
 
@@ -284,48 +311,80 @@ static int write_all(int fd, const char *p, size_t len)
 	return 0;
 }
 
+/* Whether something other than what may be replaced stands at path: a directory always,
+ * and for a regular file's write anything but a regular file (a symlink is neither
+ * followed nor replaced). rename() itself never follows a symlink and never replaces a
+ * directory with a file, so one appearing after this check is not written through
+ * either. 0, or -1 with err. */
+static int in_the_way(const char *path, bool link_may_go, char *err, size_t err_size)
+{
+	struct stat st;
+	if (lstat(path, &st) != 0) {
+		if (errno == ENOENT)
+			return 0;
+		text_line(err, err_size, path, ": not written: ", strerror(errno), NULL);
+		return -1;
+	}
+	if (S_ISREG(st.st_mode) || (link_may_go && S_ISLNK(st.st_mode)))
+		return 0;
+	text_line(err, err_size, path, ": not written: ",
+		  S_ISLNK(st.st_mode)   ? "a symbolic link is"
+		  : S_ISDIR(st.st_mode) ? "a directory is"
+					: "something other than a regular file is",
+		  " in the way", NULL);
+	return -1;
+}
+
+/* "<path>.tmp-<16 hex digits>" into tmp: names unpredictable enough that nobody can
+ * pre-create them all (O_EXCL, or symlink's EEXIST, makes a collision a retry, never a
+ * clobber). 0, or -1 with err when the path is too long. */
+static int temp_name(const char *path, int attempt, char tmp[SAFEFILE_PATH_MAX + 24], char *err, size_t err_size)
+{
+	uint64_t salt = (counter_read_unfenced() * 0x100000001b3ull) ^ ((uint64_t)getpid() << 40) ^ (uint64_t)attempt;
+	struct text t = text_start(tmp, SAFEFILE_PATH_MAX + 24);
+	text_add(&t, path);
+	text_add(&t, ".tmp-");
+	char hex[17];
+	for (int i = 15; i >= 0; i--, salt >>= 4)
+		hex[i] = "0123456789abcdef"[salt & 15];
+	hex[16] = '\0';
+	text_add(&t, hex);
+	if (!t.truncated)
+		return 0;
+	text_line(err, err_size, path, ": not written: path too long", NULL);
+	return -1;
+}
+
+/* Renames tmp over path; on failure removes tmp and says which step failed. */
+static int put_in_place(const char *tmp, const char *path, const char *failed_step, int e, char *err,
+			size_t err_size)
+{
+	if (!failed_step && rename(tmp, path) != 0) {
+		failed_step = "rename";
+		e = errno;
+	}
+	if (!failed_step)
+		return 0;
+	if (unlink(tmp) != 0 && errno != ENOENT)
+		text_line(err, err_size, path, ": not written: ", failed_step, ": ", strerror(e),
+			  "; and its temporary file is left behind", NULL);
+	else
+		text_line(err, err_size, path, ": not written: ", failed_step, ": ", strerror(e), NULL);
+	return -1;
+}
+
 int safefile_write(const char *path, const char *data, size_t len, int world_readable,
 		   char *err, size_t err_size)
 {
 	if (err && err_size)
 		err[0] = '\0';
-	/* For a clear message and to leave such things alone. rename() itself never follows
-	 * a symlink and never replaces a directory with a file, so one appearing after this
-	 * check is not written through either. */
-	struct stat st;
-	if (lstat(path, &st) == 0) {
-		if (!S_ISREG(st.st_mode)) {
-			text_line(err, err_size, path, ": not written: ",
-					 S_ISLNK(st.st_mode)   ? "a symbolic link is"
-					 : S_ISDIR(st.st_mode) ? "a directory is"
-							       : "something other than a regular file is",
-					 " in the way", NULL);
-			return -1;
-		}
-	} else if (errno != ENOENT) {
-		text_line(err, err_size, path, ": not written: ", strerror(errno), NULL);
+	if (in_the_way(path, false, err, err_size) != 0)
 		return -1;
-	}
-
-	/* Names are unpredictable enough that nobody can pre-create them all; O_EXCL makes a
-	 * collision a retry, never a clobber. */
 	char tmp[SAFEFILE_PATH_MAX + 24];
 	int fd = -1;
 	for (int attempt = 0; attempt < TEMP_ATTEMPTS; attempt++) {
-		uint64_t salt = (counter_read_unfenced() * 0x100000001b3ull) ^
-				((uint64_t)getpid() << 40) ^ (uint64_t)attempt;
-		struct text t = text_start(tmp, sizeof tmp);
-		text_add(&t, path);
-		text_add(&t, ".tmp-");
-		char hex[17];
-		for (int i = 15; i >= 0; i--, salt >>= 4)
-			hex[i] = "0123456789abcdef"[salt & 15];
-		hex[16] = '\0';
-		text_add(&t, hex);
-		if (t.truncated) {
-			text_line(err, err_size, path, ": not written: path too long", NULL);
+		if (temp_name(path, attempt, tmp, err, err_size) != 0)
 			return -1;
-		}
 		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (fd >= 0 || errno != EEXIST)
 			break;
@@ -349,14 +408,34 @@ int safefile_write(const char *path, const char *data, size_t len, int world_rea
 		step = "close";
 		e = errno;
 	}
-	if (!step && rename(tmp, path) != 0) {
-		step = "rename";
-		e = errno;
-	}
-	if (step) {
-		unlink(tmp);
-		text_line(err, err_size, path, ": not written: ", step, ": ", strerror(e), NULL);
+	return put_in_place(tmp, path, step, e, err, err_size);
+}
+
+int safefile_write_link(const char *path, const char *data, size_t len, char *err, size_t err_size)
+{
+	if (err && err_size)
+		err[0] = '\0';
+	char target[SAFEFILE_LINK_MAX + 1];
+	if (len == 0 || len > SAFEFILE_LINK_MAX || memchr(data, '\0', len)) {
+		text_line(err, err_size, path, ": not written: a link's target is 1 to 4095 bytes without NUL", NULL);
 		return -1;
 	}
-	return 0;
+	memcpy(target, data, len);
+	target[len] = '\0';
+	if (in_the_way(path, true, err, err_size) != 0)
+		return -1;
+	char tmp[SAFEFILE_PATH_MAX + 24];
+	int rc = -1;
+	for (int attempt = 0; attempt < TEMP_ATTEMPTS; attempt++) {
+		if (temp_name(path, attempt, tmp, err, err_size) != 0)
+			return -1;
+		rc = symlink(target, tmp);
+		if (rc == 0 || errno != EEXIST)
+			break;
+	}
+	if (rc != 0) {
+		text_line(err, err_size, path, ": not written: cannot create a temporary link: ", strerror(errno), NULL);
+		return -1;
+	}
+	return put_in_place(tmp, path, NULL, 0, err, err_size);
 }

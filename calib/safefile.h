@@ -1,7 +1,8 @@
 /* Hardened file I/O for small files another user may have planted or raced: open without
  * following symlinks or blocking, check the opened file itself, read a bounded amount;
- * write through a fresh temporary file and an atomic rename. For the calibration cache,
- * the machine-wide record and (later) the shim's stats file.
+ * write through a fresh temporary file and an atomic rename. For the calibration cache
+ * and the shim's stats file; and, as the target of a symbolic link, for the machine-wide
+ * record, whose content one readlinkat reads whole (no open, fstat, read or close).
  *
  * No stdio and no malloc: this runs in the preloaded library's constructor. Messages are
  * built with text.h and hold only printable characters. */
@@ -25,22 +26,43 @@ enum safefile_status {
 };
 
 struct safefile_trust {
-	uid_t owner;        /* the file (and, with check_directory, its directory) must be owned by this uid */
-	int check_directory;/* also refuse a directory that is a symlink or is writable by group or others */
-	size_t max_size;    /* a larger file is not ours */
-	/* With check_directory: the directory checked by one lstat (a directory, its owner and
-	 * mode) instead of being opened, fstat'ed and closed: two system calls fewer. The file
-	 * is then opened by its path, which an attacker could redirect only by replacing the
-	 * directory itself in its parent; the file's own checks (fstat) stand either way. */
-	int directory_by_lstat;
+	uid_t owner;     /* the file (with link, its directory) must be owned by this uid */
+	size_t max_size; /* a larger file is not ours */
+	/* The content is a symbolic link's target, not a file's (the machine-wide record). A
+	 * link's target cannot be written, only the link replaced, which takes write access to
+	 * its directory: so the directory is what is trusted (owner's, a directory and not a
+	 * symlink, writable by nobody else), and the link's own owner says nothing more. */
+	int link;
+	/* The shim's decision: the fewest system calls. The open proves the owner where the
+	 * owner is not root (O_NOATIME is refused on another's file), so the file is not
+	 * fstat'ed then (a process that holds CAP_FOWNER without being root has its owner
+	 * checked by the caller's earlier lstat alone); one read of at most the buffer, whose
+	 * short count is the end. buf may then be smaller than max_size + 1: a file that
+	 * fills it may be longer (read it again into a larger one). */
+	int lean;
 };
 
 /* Reads the whole file into buf (size > trust->max_size, so a file that grew after the
  * check is noticed) and returns an enum safefile_status; *len is set for SAFEFILE_OK.
  * For anything else err gets one line naming the path and the reason (and only then is
- * it written). */
+ * it written). With trust->link: the link's target, after its directory's check; a
+ * regular file there is SAFEFILE_UNTRUSTED ("not a symbolic link": an older build's). */
 int safefile_read(const char *path, const struct safefile_trust *trust, char *buf, size_t size,
 		  size_t *len, char *err, size_t err_size);
+/* The same for one kind (the shim's decision calls the one it needs: its stack is small,
+ * and a call graph then holds only that one's frames). */
+int safefile_read_file(const char *path, const struct safefile_trust *trust, char *buf, size_t size, size_t *len,
+		       char *err, size_t err_size);
+int safefile_read_link(const char *path, const struct safefile_trust *trust, char *buf, size_t size, size_t *len,
+		       char *err, size_t err_size);
+/* A link's target alone, its directory not checked (the caller checked it before), at
+ * most max_size bytes; buf may be smaller: a target that fills it may be longer. */
+int safefile_read_link_target(const char *path, size_t max_size, char *buf, size_t size, size_t *len, char *err,
+			      size_t err_size);
+
+/* The check of a link's directory alone (one lstat): SAFEFILE_OK when it is a directory,
+ * not a symlink, owner's and writable by nobody else; else the status, err set. */
+int safefile_directory_trusted(const char *path, uid_t owner, char *err, size_t err_size);
 
 /* Writes len bytes to a new "<path>.tmp-<hex>" (O_CREAT|O_EXCL|O_NOFOLLOW, mode 0600; 0644
  * when world_readable) in the same directory and renames it over path: readers see the
@@ -50,5 +72,10 @@ int safefile_read(const char *path, const struct safefile_trust *trust, char *bu
 int safefile_write(const char *path, const char *data, size_t len, int world_readable,
 		   char *err, size_t err_size);
 
+/* The same as a symbolic link whose target is the len bytes (at most SAFEFILE_LINK_MAX,
+ * no NUL): made at a temporary name and renamed over path, which may hold a link or a
+ * regular file (an older build's record), never a directory. */
+#define SAFEFILE_LINK_MAX 4095
+int safefile_write_link(const char *path, const char *data, size_t len, char *err, size_t err_size);
 
 #endif

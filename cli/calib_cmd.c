@@ -24,10 +24,12 @@
 #define COMMAND_CALIBRATE_US 1000000 /* the long mode: 1 s */
 #define SAVE_BUDGET_US 1000000       /* --save: a busy boot gets a second to conclude */
 
+/* The machine-wide record is a symbolic link whose target is its text: every process's
+ * load reads it whole with one readlinkat (shim/record.h). */
 static int write_record(const char *path, const struct cache_file *file)
 {
 	char buf[CACHE_MAX_SIZE + 1], err[SAFEFILE_PATH_MAX + 160];
-	if (cache_write(path, file, true, buf, sizeof buf, err, sizeof err) != 0) {
+	if (cache_write_link(path, file, buf, sizeof buf, err, sizeof err) != 0) {
 		fprintf(stderr, "tscshim calib: machine-wide record %s\n", err);
 		return -1;
 	}

@@ -23,6 +23,14 @@ enum {
 	SYSCALL_CALLS = 2,  /* the system call costs ~100x more: fewer keep the budget */
 	ROUNDS = 7,         /* the median of 7 shrugs off three interrupted blocks */
 	MIN_ROUNDS = 3,
+	/* The decision's check of the kernel's figure against the costs' (10 % apart or less,
+	 * where the clocksources a host offers differ by 16 % and more): the cheapest of 3
+	 * blocks of 16 calls, about 1.5 us. The cheapest, not the median: on a busy machine
+	 * two blocks of three are interrupted often enough (a load average of 100 on 2 CPUs
+	 * moved the median past 10 % five times running), and an interruption only adds. The
+	 * counter's step (about 10 ns on the AMD EPYC measured) is 2 % of a call there. */
+	NOW_ROUNDS = 3,
+	NOW_CALLS = 16,
 	BUDGET_NS = 50000,
 };
 
@@ -121,20 +129,23 @@ uint64_t cost_kernel_now_ps(clockid_t clock, uint64_t rate_millihz)
 {
 	/* The costs are kept per boot and CPU set, but how the kernel's clock is read depends
 	 * on this process too (another library preloaded before us) and on the clocksource
-	 * the kernel uses now. Measured as cost_measure measures it (the median of ROUNDS
-	 * blocks of CALLS, the timer's cost taken off), so that the two compare: shorter
-	 * blocks read in steps of 1.3 ns a call on the AMD EPYC measured, whose counter
-	 * advances tens of ticks at a time; about 5 us in all on a vDSO host. A kernel clock
-	 * that is a system call (its first call says so) in blocks of SYSCALL_CALLS. */
-	uint64_t empty[ROUNDS], kernel[ROUNDS]; /* on the stack: a page of .bss is a fault of its own */
+	 * the kernel uses now. Measured as cost_measure measures it (blocks of calls, the
+	 * timer's cost taken off), so that the two compare. A kernel clock that is a system call (its first call says so) in
+	 * blocks of SYSCALL_CALLS. */
+	uint64_t empty[NOW_ROUNDS], kernel[NOW_ROUNDS]; /* on the stack: a page of .bss is a fault of its own */
 	long double ps_per_tick = 1000 * ns_per_tick_at(rate_millihz);
 	uint64_t first = block(real_clock_gettime, clock, 1);
-	int calls = (long double)first * ps_per_tick > 1e6L ? SYSCALL_CALLS : CALLS;
-	for (int r = 0; r < ROUNDS; r++) {
+	int calls = (long double)first * ps_per_tick > 1e6L ? SYSCALL_CALLS : NOW_CALLS;
+	for (int r = 0; r < NOW_ROUNDS; r++) {
 		empty[r] = block(served_lfence_first, clock, 0);
 		kernel[r] = block(real_clock_gettime, clock, calls);
 	}
-	return per_call_ps(kernel, ROUNDS, median(empty, ROUNDS), calls, ps_per_tick);
+	uint64_t least = kernel[0], timer = empty[0];
+	for (int r = 1; r < NOW_ROUNDS; r++) {
+		least = kernel[r] < least ? kernel[r] : least;
+		timer = empty[r] < timer ? empty[r] : timer;
+	}
+	return per_call_ps(&least, 1, timer, calls, ps_per_tick);
 }
 
 bool cost_still_applies(uint64_t now_ps, const struct cost_ps *cached)
@@ -215,6 +226,30 @@ void cost_measure(clockid_t clock, uint64_t rate_millihz, struct cost_ps *out)
 			out->fenced_plan = fenced_plans[p].plan;
 		}
 	}
+}
+
+enum kernel_path cost_kernel_path(const struct cost_ps *c)
+{
+	struct cost ns = {.kernel_ns = c->kernel / 1e3, .syscall_ns = c->syscall / 1e3};
+	return benefit_kernel_path(&ns);
+}
+
+void cost_add_ns(struct text *t, uint64_t ps)
+{
+	uint64_t tenths = (ps + 50) / 100;
+	text_add_u64(t, tenths / 10);
+	char frac[3] = {'.', (char)('0' + tenths % 10), '\0'};
+	text_add(t, frac);
+}
+
+void cost_describe(struct text *t, const struct cost_ps *c, uint64_t counter_ps)
+{
+	text_add(t, "the kernel's clock costs ");
+	cost_add_ns(t, c->kernel);
+	text_add(t, cost_kernel_path(c) == KERNEL_PATH_SYSCALL ? " ns here (a system call), the counter "
+							      : " ns here, the counter ");
+	cost_add_ns(t, counter_ps);
+	text_add(t, " ns");
 }
 
 bool cost_pays(const struct cost_ps *c, bool fenced, unsigned min_gain_pct)

@@ -6,6 +6,9 @@
 
 #include "line.h"
 
+#include "benefit.h"
+#include "text.h"
+
 #include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
@@ -29,14 +32,23 @@ const char *read_plan_name(unsigned plan);
  * Allocation-free, no thread, nothing in the live configuration changed. */
 void cost_measure(clockid_t clock, uint64_t rate_millihz, struct cost_ps *out);
 
-/* What the kernel's clock costs a call now, in ps: the cheapest of a few short blocks
- * (nine calls, well under a microsecond where it is the vDSO), timed by the counter at
- * rate_millihz. Nothing needs the path open. */
+/* What the kernel's clock costs a call now, in ps, measured as cost_measure measures it
+ * but the cheapest of three short blocks (about 1.5 us where it is the vDSO), timed by the
+ * counter at rate_millihz. Nothing needs the path open. */
 uint64_t cost_kernel_now_ps(clockid_t clock, uint64_t rate_millihz);
 
 /* Whether the kernel's clock, at now_ps a call, is read the way `cached` says (vDSO or
  * system call): another library preloaded before us may make every read a system call. */
 bool cost_still_applies(uint64_t now_ps, const struct cost_ps *cached);
+
+/* How the kernel's clock is read by these figures: the vDSO or a system call. */
+enum kernel_path cost_kernel_path(const struct cost_ps *c);
+
+/* "23.4": ps as ns with one decimal. */
+void cost_add_ns(struct text *t, uint64_t ps);
+
+/* "the kernel's clock costs 23.4 ns here (a system call), the counter 27.6 ns". */
+void cost_describe(struct text *t, const struct cost_ps *c, uint64_t counter_ps);
 
 /* Whether the counter path (fenced or not) is min_gain_pct percent cheaper than the
  * kernel's clock by these figures. */

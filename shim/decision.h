@@ -1,6 +1,7 @@
-/* The decision's steps (decision.c): what a decision finds. The gate (gate.h) decides
- * when, holds the claim that lets one decision run at a time in an address space, and
- * publishes the outcome. */
+/* What a decision finds (decision.c): whether this process serves clocks from the counter,
+ * from the record that answers this boot, the verdict, the costs and the clock's start.
+ * The gate (gate.h) decides when, holds the claim that lets one decision run at a time in
+ * an address space, and publishes the outcome. */
 #ifndef SHIM_DECISION_H
 #define SHIM_DECISION_H
 
@@ -33,24 +34,29 @@ struct decision_result {
 	char reason[TSCSHIM_REASON_SIZE];
 };
 
-/* What the gate gives decision_run. */
+/* What the gate gives a decision. */
 struct decision_setup {
-	const struct option_values *o; /* the options step 1 let through */
-	bool may_measure;              /* a forced decision: the estimator and the costs may run */
+	const struct option_values *o; /* resolved, and not refused (settings.h) */
 	bool boot_unknown;             /* no /proc at load: no boot id, no record trusted */
 	bool signals_blocked;          /* the caller blocked every signal for the call */
 	bool wiped_marked;             /* the kernel marks the fork-wiped pages already */
 };
 
-/* Runs the decision under the gate's claim, every signal blocked. Returns its outcome. */
-const struct decision_result *decision_run(const struct decision_setup *setup);
+/* A decision that measures nothing: at a read, or a status query where measuring is not
+ * allowed. It looks the answer up in a record and judges it, into *r (served and fenced
+ * already set), every signal blocked under the gate's claim. Its code calls nothing that
+ * measures or forks, and its stack stays within what the claim's page holds
+ * (test/stack-usage.py holds it there). */
+void decision_at_read(const struct decision_setup *s, struct decision_result *r);
+
+/* A forced decision (a cold start at load, a status query where threads cannot be caught
+ * in the estimator's fork): the same, and where no record answers, measured now in a child
+ * process within the estimate budget, the costs measured on the opened path, and what was
+ * measured kept in the per-user cache. */
+void decision_forced(const struct decision_setup *s, struct decision_result *r);
 
 /* True in the estimator's child (forked by a measuring decision) and its threads, which
  * carry on the decider's work and never decide. */
 bool decision_measuring_in_child(void);
-
-/* The verbose line for a decision: its outcome, figures, where it came from, when
- * (at load; at read at_read; 0: at a status query) and how long it took. */
-void decision_say(const struct decision_result *r, const struct option_values *o, bool at_load, uint64_t at_read);
 
 #endif

@@ -1,39 +1,33 @@
-/* The gate: when the decision runs, and the one place its outcome is published. Step 1
- * (the options, taken at load: secure execution, invalid settings, the other C library,
- * disabled, nothing to serve) is here; steps 2 to 9 are decision.c's: the boot, the
- * records, the verdict, the costs and the clock's start, in one call.
+/* The gate (gate.h): when the decision runs, the claim, the stack it runs on, and the one
+ * place its outcome is published.
  *
- * When: at the TSCSHIM_DECIDE_AFTER-th read of a served clock (gate_decide_if_due), or at
- * load when nothing is recorded (a cold start), or at a status query: one trigger path.
- * Nothing is measured at a program's read: the estimator and the cost measurement run
- * only in a cold start at load, before the program's threads exist, or at a status
- * query, which asks for the decision now. A read that finds
- * no record answering (one that passed the checks at load and fails at the read) passes
- * through, says why in one verbose line, and marks the cache for a measurement at the
- * next start's load. Whoever decides runs in someone else's program, on whatever thread
- * and stack made that read, perhaps in a signal handler on a small alternate stack: each
- * part runs on a stack of its own (decision_stack), every signal blocked, no heap on a
- * warm start, no thread, nothing left behind. One decision runs at a time in an address
- * space (the claim), with every signal blocked once for all of it: a decision at a read
- * makes as few system calls as its look-ups need (decision.c), and the gate adds two (the
- * signal mask), a third (the thread's id) and a fourth (the claim's page marked wiped on
- * fork) only where another thread exists to find the claim held or to fork meanwhile. */
+ * Whoever decides runs in someone else's program, on whatever thread and stack made the
+ * due read, perhaps in a signal handler on a small alternate stack. So the decision runs
+ * on a stack of its own, every signal blocked for all of it (no handler runs inside it,
+ * jumps out of it or cancels it), with no heap, no thread and nothing left behind; one
+ * decision runs at a time in an address space (the claim). A decision at a read runs on
+ * the claim's page itself, the first of the fork-wiped scratch that the first line's
+ * publication writes anyway: its state, the record it parses and its stack take no page of
+ * their own. A forced decision (a cold start at load, a status query), which may fork the
+ * estimator, runs on a stack of 64 KiB that no fork child finds wiped.
+ *
+ * The gate's own system calls: the signal mask's two, and where another thread exists to
+ * find the claim held or to fork meanwhile, the thread's id and the claim page's mark. */
 #define _GNU_SOURCE
 #include "gate.h"
 #include "load_page.h"
 
 #include "clock.h"
-#include "environment.h"
+#include "decision_say.h"
+#include "line.h"
 #include "real.h"
 #include "record.h"
 #include "say.h"
+#include "settings.h"
 #include "signals.h"
-#include "line.h"
-#include "stats.h"
 #include "visible.h"
 
 #include "libc_kind.h"
-#include "options.h"
 #include "raw_syscall.h"
 #include "refclock.h"
 #include "text.h"
@@ -42,179 +36,22 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
-#include <unistd.h>
 
 ON_LOAD_PAGE struct decision_result gate_result;
 
-/* ---- step 1, at load: the options ---- */
+/* The phase: undecided, or decided (gate_result published). On the load page: a fork
+ * child inherits a decision made. */
+enum { PHASE_UNDECIDED, PHASE_DECIDED };
+static _Atomic uint32_t phase ON_LOAD_PAGE;
 
-/* The options as they were at load: the values on the load page (TSCSHIM_DISABLE=1 then
- * costs no page of its own), the rarer texts in .bss. Paths given in the environment are
- * copied: a program may later change its environment or write over the strings
- * (setproctitle does); defaults are the table's own strings. */
-static struct {
-	struct option_values values;
-	bool variables_set;     /* a TSCSHIM_ variable was set: values holds them */
-	bool disabled_alone;    /* TSCSHIM_DISABLE=1 was the only one: nothing parsed */
-	const char *invalid;    /* the options' message when one was invalid, else NULL */
-} options ON_LOAD_PAGE;
-static char options_message[256];
-/* The path values given in the environment, one after another: on the load page, as a
- * setting such as TSCSHIM_CACHE is common. The parser bounds each below
- * OPTION_TEXT_MAX; three options take paths. */
-static char options_paths[3 * OPTION_TEXT_MAX] ON_LOAD_PAGE;
-
-/* 0 before the constructor ran (options unknown: pass through, do not decide), 1 after. */
-static bool loaded ON_LOAD_PAGE;
-/* Set at load when the process runs on the other C library: why (the decision passes
- * through and says so), else empty. */
-static char wrong_libc[160] ON_LOAD_PAGE; /* why, under the other C library; "" under ours */
-/* Set at load on a cold start: the decision the constructor makes next may measure (the
- * estimator, the costs); no other decision does. Also for the verbose line. */
-static bool decided_at_load ON_LOAD_PAGE;
-/* Set at load when /proc was not there to give the boot's id: no record can be trusted
- * or kept, so nothing is measured, and the decision passes through at once. */
-static bool boot_unknown ON_LOAD_PAGE;
-/* Set at load when TSCSHIM_VERBOSE is: a process that never decides says so at exit. */
-static bool verbose_at_exit ON_LOAD_PAGE;
-
-/* The constants the load path compares with, on the load page (load_page.h). */
-static char variable_prefix[] ON_LOAD_PAGE = "TSCSHIM_";
-static char runtime_dir_variable[] ON_LOAD_PAGE = "XDG_RUNTIME_DIR";
-static char disable_alone[] ON_LOAD_PAGE = "TSCSHIM_DISABLE=1";
-static char system_record_default[] ON_LOAD_PAGE = OPTION_SYSTEM_RECORD_DEFAULT;
-static char cache_default[] ON_LOAD_PAGE = OPTION_CACHE_DEFAULT;
-
-/* Our own compares (calib/environment.h): a process that never reads a clock should not
- * pay for faulting in libc's getenv and strcmp. */
-LOAD_PATH static bool same_text(const char *a, const char *b)
+bool gate_decided(void)
 {
-	for (; *a && *a == *b; a++, b++)
-		;
-	return *a == *b;
+	return atomic_load_explicit(&phase, memory_order_acquire) == PHASE_DECIDED;
 }
 
-static const char *environment_at_load(const char *name)
-{
-	extern char **environ;
-	return environment_value(environ, name);
-}
-
-/* Whether this process measures at load: no record can answer it (record_may_answer's
- * checks of owner, mode, type, size and time), so it measures now, before the program's
- * own threads exist to compete with the estimator for the CPUs; a warm one leaves the
- * decision to the due read, which never measures. Without /proc the boot cannot be
- * known, and a measurement could never be kept: nothing is measured, and the decision
- * passes through, saying so. */
-LOAD_PATH static bool must_measure_at_load(bool disabled, bool serves_none, const char *system_record,
-					   const char *cache, const char *xdg_runtime_dir)
-{
-	if (disabled || serves_none || record_may_answer(system_record, cache, xdg_runtime_dir))
-		return false;
-	if (!record_boot_known()) {
-		boot_unknown = true;
-		return false;
-	}
-	decided_at_load = true;
-	return true;
-}
-
-LOAD_PATH bool gate_load(void)
-{
-	extern char **environ;
-	loaded = true;
-	/* setuid and the like: the environment belongs to someone else (the decision says so
-	 * and passes through). */
-	if (getauxval(AT_SECURE))
-		return false;
-	/* Preloaded into a program of the other C library: nothing measured at load. */
-	bool wrong = libc_check(wrong_libc, sizeof wrong_libc) != 0; /* empty when right */
-	int variables = 0;
-	bool disabled = false;
-	const char *xdg = NULL;
-	for (char **e = environ; e && *e; e++) {
-		if (environment_entry_starts_with(*e, variable_prefix)) {
-			variables++;
-			disabled = disabled || same_text(*e, disable_alone);
-		}
-		xdg = xdg ? xdg : environment_entry_value(*e, runtime_dir_variable);
-	}
-	if (variables == 0) {
-		/* The common case, a machine-wide install: nothing written, the defaults parsed
-		 * by the decision if ever. */
-		return !wrong && must_measure_at_load(false, false, system_record_default, cache_default, xdg);
-	}
-	if (variables == 1 && disabled) {
-		/* The A/B baseline: nothing to parse, nothing to look for. */
-		options.disabled_alone = true;
-		return false;
-	}
-	options.variables_set = true;
-	if (options_load(&options.values, environment_at_load, options_message, sizeof options_message) != 0) {
-		options.invalid = options_message;
-		say(options.invalid, "; passing every call to the real clock", NULL);
-		return false;
-	}
-	size_t used = 0;
-	for (int id = 0; id < OPTION_COUNT; id++) {
-		const char *text = options.values.text[id];
-		size_t len = strlen(text);
-		if (!options.values.from_environment[id] || len == 0 || used + len + 1 > sizeof options_paths)
-			continue;
-		memcpy(options_paths + used, text, len + 1);
-		options.values.text[id] = options_paths + used;
-		used += len + 1;
-	}
-	say_level = (unsigned)options.values.num[OPT_VERBOSE];
-	verbose_at_exit = say_level >= 1;
-	if (verbose_at_exit)
-		say_keep_stderr();
-	/* At load, so that stderr is compared with the one the process had then. */
-	stats_setup(options.values.text[OPT_STATS]);
-	const struct option_values *o = &options.values;
-	return !wrong && must_measure_at_load(o->num[OPT_DISABLE] != 0, o->num[OPT_CLOCKS] == 0,
-					      o->text[OPT_SYSTEM_RECORD], o->text[OPT_CACHE], xdg);
-}
-
-/* The options the decision uses: the copy, or the defaults when no variable was set,
- * resolved here. Only the deciding thread calls it. */
-static const struct option_values *options_resolved_for_decision(void)
-{
-	if (!options.variables_set)
-		options_set_defaults(&options.values);
-	if (options.disabled_alone)
-		options.values.num[OPT_DISABLE] = 1;
-	return &options.values;
-}
-
-/* An option's value before the whole set is resolved: the one parsed at load where a
- * TSCSHIM_ variable was set; else the table's default as options.h states it as a number
- * (test_options checks that the table's text parses to it), so that a process that sets
- * none and never decides parses nothing. The reads before the decision ask two, and the
- * A/B baseline's decision (TSCSHIM_DISABLE=1 alone) reports two more; the decision
- * itself has the whole set (options_resolved_for_decision). */
-static uint64_t option_before_decision(enum option_id id)
-{
-	if (options.variables_set)
-		return options.values.num[id];
-	switch (id) {
-	case OPT_CLOCKS: return OPTION_CLOCKS_DEFAULT_SET;
-	case OPT_FENCE: return OPTION_FENCE_DEFAULT;
-	case OPT_DECIDE_AFTER: return OPTION_DECIDE_AFTER_DEFAULT;
-	case OPT_DISABLE: return options.disabled_alone;
-	default: {
-		/* Any other: the table's default, parsed into a copy of the caller's own. */
-		struct option_values defaults;
-		options_set_defaults(&defaults);
-		return defaults.num[id];
-	}
-	}
-}
+/* ---- when: the reads before the decision ---- */
 
 /* Reads of served clocks while undecided, added a thread's batch at a time (below): a
  * shared line, written only before the decision is due, and never on the served path. A
@@ -225,23 +62,21 @@ static uint64_t option_before_decision(enum option_id id)
 enum { COUNT_BATCH = 64 };
 static __thread uint32_t reads_not_yet_shared __attribute__((tls_model("initial-exec")));
 
-/* Asked by the trigger before it claims the decision: 0 when this clock is not served (it
- * never decides), else this read's number among the served clocks' reads, counted once
- * per call, and the read at which the decision is due. */
+/* 0 when this clock is not served (it never decides), else this read's number among the
+ * served clocks' reads, counted once per call; and the read the decision is due at. */
 static uint64_t served_read_number(clockid_t clock, uint64_t *decide_after)
 {
-	uint64_t served = option_before_decision(OPT_CLOCKS);
-	*decide_after = option_before_decision(OPT_DECIDE_AFTER);
+	uint64_t served = setting_before_decision(OPT_CLOCKS);
+	*decide_after = setting_before_decision(OPT_DECIDE_AFTER);
 	unsigned c = served_clock_slot(clock);
 	if (c >= SERVED_CLOCK_COUNT || !((served >> c) & 1))
 		return 0;
 	/* Each thread counts in a word of its own and adds its count to the shared one once
-	 * per COUNT_BATCH reads, or at once where the two together reach the first of the
-	 * reads that prepare the decision: one thread's reads are still numbered exactly,
-	 * and threads reading at once write the shared line once a batch, not at every read
-	 * (an atomic add on a line two CPUs fight over cost 117 ns a read). Shared only
-	 * until due: the reads after it (while a decision is under way) only load the shared
-	 * word and count on in their own, so that each thread's reads stay numbered. */
+	 * per COUNT_BATCH reads, or at once where the two together reach the due read: one
+	 * thread's reads are still numbered exactly, and threads reading at once write the
+	 * shared line once a batch, not at every read (an atomic add on a line two CPUs fight
+	 * over cost 117 ns a read). Past the due read (while a decision is under way) a read
+	 * only loads the shared word and counts on in its own. */
 	uint64_t shared = atomic_load_explicit(&reads_before_decision, memory_order_relaxed);
 	uint64_t mine = (uint64_t)reads_not_yet_shared + 1;
 	if (shared >= *decide_after || (shared + mine < *decide_after && mine < COUNT_BATCH)) {
@@ -252,53 +87,36 @@ static uint64_t served_read_number(clockid_t clock, uint64_t *decide_after)
 	return atomic_fetch_add_explicit(&reads_before_decision, mine, memory_order_relaxed) + mine;
 }
 
-/* What the decision says when TSCSHIM_VERBOSE is set. */
-static void say_decided(void)
-{
-	const char *why_dlsym;
-	if (say_level >= 2 && real_found_by_dlsym(&why_dlsym))
-		say("real functions found with dlsym: ", why_dlsym, NULL);
-	else if (say_level >= 2)
-		say("real functions read from the loader's tables", NULL);
-	if (say_level >= 1 && !options.invalid && wrong_libc[0])
-		say("passing through: ", wrong_libc, NULL);
-	else if (say_level >= 1 && !options.invalid)
-		decision_say(&gate_result, options_resolved_for_decision(), decided_at_load, gate_result.at_read);
-}
-
 /* ---- the claim: one decision at a time in an address space ---- */
 
+/* The claim's page: the first of the fork-wiped scratch (shim/line.h; record.h leaves it
+ * to the gate), its first 128 bytes the line's state. The claim on a cache line of its
+ * own, then the stack of a decision at a read, growing down from the page's end: what
+ * test/stack-usage.py finds such a decision needs, libc's few frames and a margin fit it. */
+struct claim_page {
+	_Alignas(64) _Atomic uint64_t claim;
+	_Alignas(64) unsigned char stack[RECORD_SCRATCH_GATES_BYTES - 64];
+};
+_Static_assert(sizeof(struct claim_page) == RECORD_SCRATCH_GATES_BYTES, "the claim's page fills the gate's part");
+#define claim_page (*(struct claim_page *)(void *)wiped.decision_scratch)
 
-/* The kernel marked the decision's pages wiped on fork (MADV_WIPEONFORK, at the first
- * claim: mark_claim_page): the clock's start, which marks the same pages, need not ask
- * again. On the load page: a fork child inherits the mark with the flag. */
-static _Atomic bool claim_page_wiped_by_kernel ON_LOAD_PAGE;
-
-/* The phase: undecided, or decided (gate_result published). On the load page: a fork
- * child inherits a decision made. */
-enum { PHASE_UNDECIDED, PHASE_DECIDED };
-static _Atomic uint32_t phase ON_LOAD_PAGE;
-
-/* The claim (record_decision_claim): the deciding thread's id, CLAIM_ONLY_THREAD where it
- * is the process's only thread, CLAIM_GIVEN_UP once a reader found the decider gone, 0
- * when nobody decides. It lies on the fork-wiped pages, marked before a multi-threaded
- * process claims: a fork child of a process caught mid-decision finds it free and decides
- * for itself (its count of reads inherited, its next read is due), while a vfork or
- * CLONE_VM child, sharing the memory, finds it held and passes through: one address
- * space never runs two decisions. No read ever makes a system call to tell which process
- * it is in.
+/* The claim: the deciding thread's id, CLAIM_ONLY_THREAD where it is the process's only
+ * thread, CLAIM_GIVEN_UP once a reader found the decider gone, 0 when nobody decides. On
+ * the fork-wiped page, marked before a process with threads claims: a fork child of a
+ * process caught mid-decision finds it free and decides for itself (its count of reads
+ * inherited, its next read is due), while a vfork or CLONE_VM child, sharing the memory,
+ * finds it held and passes through: one address space never runs two decisions. No read
+ * ever makes a system call to tell which process it is in.
  *
- * The only thread (the C library says so: glibc's __libc_single_threaded) needs neither
- * its id nor the mark: with its signals blocked, no other thread of its process can come
- * to be, fork or find the claim held while it decides, and if it dies the process dies
- * with it. Its claim is CLAIM_ONLY_THREAD and, in the low 32 bits, a deadline in seconds of
+ * The only thread (glibc's __libc_single_threaded says so) needs neither its id nor the
+ * mark: with its signals blocked, no other thread of its process can come to be, fork or
+ * find the claim held while it decides, and if it dies the process dies with it. Its
+ * claim is CLAIM_ONLY_THREAD and, in the low 32 bits, a deadline in seconds of
  * CLOCK_MONOTONIC: the decider that a reader can find gone without its id is a vfork child
- * that decided for its parent's address space and was killed mid-decision (the parent,
- * suspended meanwhile, then finds the claim held), or a thread made by a raw clone, which
- * the C library does not count; a reader that is the only thread, or that finds such a
- * claim past its deadline (a decision at a read takes microseconds; one that measures, its
- * budget), gives the decider up, as for a thread found gone. Elsewhere (musl, threads) the id is asked and
- * the page marked. */
+ * that decided for its parent's address space and was killed mid-decision, or a thread
+ * made by a raw clone, which the C library does not count; a reader that is the only
+ * thread, or that finds such a claim past its deadline, gives the decider up, as for a
+ * thread found gone. */
 #define CLAIM_GIVEN_UP ((uint64_t)1 << 32)
 #define CLAIM_ONLY_THREAD ((uint64_t)1 << 33)
 #define CLAIM_DEADLINE_MASK 0xffffffffu
@@ -307,26 +125,51 @@ static _Atomic uint32_t phase ON_LOAD_PAGE;
 enum { CLAIM_ONLY_THREAD_GRACE_S = 10 };
 extern char __libc_single_threaded __attribute__((weak));
 
-/* The only thread's claim: CLAIM_ONLY_THREAD and its deadline (above). A forced decision
- * may measure: the estimate's budget, the calibration and the child's 5 ms on top. */
-static uint64_t only_thread_claim(bool may_measure)
-{
-	uint64_t seconds = CLAIM_ONLY_THREAD_GRACE_S;
-	if (may_measure)
-		seconds += (option_before_decision(OPT_ESTIMATE_BUDGET_US) + option_before_decision(OPT_CALIBRATE_US)) /
-			   1000000u + 1;
-	uint64_t deadline = refclock_now_ns(CLOCK_MONOTONIC) / 1000000000u + seconds;
-	return CLAIM_ONLY_THREAD | (deadline < CLAIM_DEADLINE_MASK ? deadline : CLAIM_DEADLINE_MASK);
-}
-
 /* True where the C library says no other thread was ever created in this process. */
 static bool only_thread(void)
 {
 	return &__libc_single_threaded && __libc_single_threaded;
 }
-/* Atomic: two threads whose reads fall due together may both mark it (madvise is
- * idempotent), and neither may tear the flag. */
+
+/* The only thread's claim (above). A forced decision may measure: the estimate's budget,
+ * the calibration and the child's 5 ms on top. */
+static uint64_t only_thread_claim(bool forced)
+{
+	uint64_t seconds = CLAIM_ONLY_THREAD_GRACE_S;
+	if (forced)
+		seconds += (setting_before_decision(OPT_ESTIMATE_BUDGET_US) + setting_before_decision(OPT_CALIBRATE_US)) /
+			   1000000u + 1;
+	uint64_t deadline = refclock_now_ns(CLOCK_MONOTONIC) / 1000000000u + seconds;
+	return CLAIM_ONLY_THREAD | (deadline < CLAIM_DEADLINE_MASK ? deadline : CLAIM_DEADLINE_MASK);
+}
+
+/* The kernel marked the claim's page wiped on fork (MADV_WIPEONFORK): the clock's start,
+ * which marks the same pages, need not ask again. On the load page: a fork child inherits
+ * the mark with the flag. Atomic: two threads whose reads fall due together may both mark
+ * it (madvise is idempotent), and neither may tear the flags. */
+static _Atomic bool claim_page_wiped_by_kernel ON_LOAD_PAGE;
 static _Atomic bool claim_page_marked ON_LOAD_PAGE;
+
+/* Without MADV_WIPEONFORK (kernels before 4.14) a fork child frees the claim itself, as
+ * the wiped page would have it. */
+static void claim_reset_in_child(void)
+{
+	atomic_store_explicit(&claim_page.claim, 0, memory_order_relaxed);
+}
+
+/* The claim's page marked wiped on fork, before a claim where other threads exist: once
+ * per process image (a fork child keeps the mark). Returns whether the kernel marks it. */
+static bool mark_claim_page(void)
+{
+	if (!atomic_load_explicit(&claim_page_marked, memory_order_acquire)) {
+		if (raw_syscall4(SYS_madvise, (long)&wiped, sizeof wiped, MADV_WIPEONFORK, 0) == 0)
+			atomic_store_explicit(&claim_page_wiped_by_kernel, true, memory_order_relaxed);
+		else if (libc_atfork_child(claim_reset_in_child) != 0 && say_level >= 1)
+			say("cannot have a fork child free the decision's claim; its children may pass through", NULL);
+		atomic_store_explicit(&claim_page_marked, true, memory_order_release);
+	}
+	return atomic_load_explicit(&claim_page_wiped_by_kernel, memory_order_relaxed);
+}
 
 /* Counted only while a decision is under way: shared lines, written in that window
  * alone. The reads that found the claim held (the dead decider's check counts them), and
@@ -339,14 +182,12 @@ uint64_t gate_passed_while_deciding(void)
 	return atomic_load_explicit(&passed_while_deciding, memory_order_relaxed);
 }
 
-bool gate_decided(void)
-{
-	return atomic_load_explicit(&phase, memory_order_acquire) == PHASE_DECIDED;
-}
+/* ---- the publication ---- */
 
 /* The decision's result and figures, with how long it took and at which read (0: at load
  * or a query), then the phase (release): readers that see it decided see them. The one
- * place gate_result is published (step 1 writes a refusal into it first, unpublished). */
+ * place the decision is published; a decision writes its result into gate_result itself
+ * beforehand, unpublished (the phase says undecided until here). */
 static void publish(const struct decision_result *r, uint64_t decide_ns, uint64_t at_read)
 {
 	if (r != &gate_result)
@@ -354,29 +195,7 @@ static void publish(const struct decision_result *r, uint64_t decide_ns, uint64_
 	gate_result.decide_ns = decide_ns;
 	gate_result.at_read = at_read;
 	atomic_store_explicit(&phase, PHASE_DECIDED, memory_order_release);
-	visible_published(&gate_result, decided_at_load);
-}
-
-/* Without MADV_WIPEONFORK (kernels before 4.14) a fork child frees the claim itself, as
- * the wiped page would have it. */
-static void claim_reset_in_child(void)
-{
-	atomic_store_explicit(record_decision_claim(), 0, memory_order_relaxed);
-}
-
-/* The claim's page marked wiped on fork, before a claim where other threads exist: once
- * per process image (a fork child keeps the mark). The same pages the clock's start marks
- * (clock.c), which then finds them marked. Returns whether the kernel marks them. */
-static bool mark_claim_page(void)
-{
-	if (!atomic_load_explicit(&claim_page_marked, memory_order_acquire)) {
-		if (raw_syscall4(SYS_madvise, (long)&wiped, sizeof wiped, MADV_WIPEONFORK, 0) != 0)
-			libc_atfork_child(claim_reset_in_child);
-		else
-			atomic_store_explicit(&claim_page_wiped_by_kernel, true, memory_order_relaxed);
-		atomic_store_explicit(&claim_page_marked, true, memory_order_release);
-	}
-	return atomic_load_explicit(&claim_page_wiped_by_kernel, memory_order_relaxed);
+	visible_published(&gate_result, settings_cold_start());
 }
 
 /* The deciding thread died mid-decision (killed by a seccomp filter, say): this process
@@ -411,7 +230,8 @@ static bool claimed_elsewhere(uint64_t claim)
 		gone = raw_syscall4(SYS_tkill, (long)(claim & 0xffffffffu), 0, 0, 0) == -ESRCH;
 	/* Gone, undecided: the one reader that swaps the claim gives up for the process, and
 	 * dispatches its read again (the caller then takes the pass-through's direct path). */
-	if (gone && !gate_decided() && atomic_compare_exchange_strong(record_decision_claim(), &claim, CLAIM_GIVEN_UP)) {
+	if (gone && !gate_decided() &&
+	    atomic_compare_exchange_strong(&claim_page.claim, &claim, CLAIM_GIVEN_UP)) {
 		give_up_after_dead_decider();
 		return true;
 	}
@@ -423,13 +243,9 @@ static bool claimed_elsewhere(uint64_t claim)
 	return false;
 }
 
-/* ---- the decision's own stack ---- */
+/* ---- the stacks ---- */
 
-/* The decision runs on this stack, not the caller's: the due read may come in a signal
- * handler on a small alternate stack (6 KiB and less crashed: the decision and libc's
- * calls under it need more). One decision at a time per address space (the claim), so
- * one stack. Its pages are touched only by a decision. Sanitizer builds, whose runtimes
- * track the stack, decide on the caller's. */
+/* Sanitizer builds, whose runtimes track the stack, decide on the caller's. */
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define DECISION_OWN_STACK 0
 #elif defined(__has_feature)
@@ -442,15 +258,17 @@ static bool claimed_elsewhere(uint64_t claim)
 #elif !defined(DECISION_OWN_STACK)
 #define DECISION_OWN_STACK 0
 #endif
-enum { DECISION_STACK_SIZE = 64 * 1024 };
-static AFTER_BSS _Alignas(4096) unsigned char decision_stack[DECISION_STACK_SIZE];
 
-/* fn(arg) on decision_stack: rsp switched, the call made, rsp restored; every register
- * the call may change is declared so. */
-static void run_on_decision_stack(void (*fn)(void *), void *arg)
+/* A forced decision's stack: it may measure, and the estimator's fork child returns on it
+ * (the claim's page may be wiped in that child). Touched only by such a decision. */
+enum { FORCED_STACK_SIZE = 64 * 1024 };
+static AFTER_BSS _Alignas(4096) unsigned char forced_stack[FORCED_STACK_SIZE];
+
+/* fn(arg) on the stack whose top is top (16-byte aligned): rsp switched, the call made,
+ * rsp restored; every register the call may change is declared so. */
+static void run_on_stack(void (*fn)(void *), void *arg, void *top)
 {
 #if DECISION_OWN_STACK
-	void *top = decision_stack + sizeof decision_stack; /* 16-byte aligned at the call */
 	__asm__ volatile("mov %%rsp, %%rbx\n\t"
 			 "mov %[top], %%rsp\n\t"
 			 "call *%[fn]\n\t"
@@ -462,77 +280,44 @@ static void run_on_decision_stack(void (*fn)(void *), void *arg)
 			   "xmm13", "xmm14", "xmm15", "st", "st(1)", "st(2)", "st(3)", "st(4)", "st(5)", "st(6)",
 			   "st(7)");
 #else
+	(void)top;
 	fn(arg);
 #endif
 }
 
-/* How much of decision_stack the decisions so far used: its untouched low end is still
- * zero. For TSCSHIM_VERBOSE=2 (make stack-usage reads it): reading the whole stack
- * touches its pages. */
-static size_t decision_stack_used(void)
-{
-	size_t i = 0;
-	while (i < sizeof decision_stack && decision_stack[i] == 0)
-		i++;
-	return sizeof decision_stack - i;
-}
-
-static void say_stack_used(void)
+/* For TSCSHIM_VERBOSE=2 (make stack-usage reads it): how much of a stack the decisions so
+ * far used, its untouched low end being still zero (as the claim's page is before the
+ * first decision, and in a fork child). */
+static void say_stack_used(const unsigned char *stack, size_t size, const char *which)
 {
 	if (!DECISION_OWN_STACK || say_level < 2)
 		return;
+	size_t i = 0;
+	while (i < size && stack[i] == 0)
+		i++;
 	char text[64];
 	struct text t = text_start(text, sizeof text);
-	text_add_u64(&t, decision_stack_used());
+	text_add_u64(&t, size - i);
 	text_add(&t, " of ");
-	text_add_u64(&t, sizeof decision_stack);
-	say("decision stack: ", text, " bytes used (libc's frames included)", NULL);
+	text_add_u64(&t, size);
+	say("decision stack (", which, "): ", text, " bytes used (libc's frames included)", NULL);
 }
 
-/* Step 1, at the decision: the options as they were at load. Returns them when the
- * decision goes on; else NULL, with the pass-through in *r. */
-static const struct option_values *step1_options(struct decision_result *r)
-{
-	*r = (struct decision_result){.max_shift_ns = UINT64_MAX};
-	const char *refusal = NULL;
-	const struct option_values *o = NULL;
-	if (options.disabled_alone && !wrong_libc[0]) {
-		/* The A/B baseline's decision: the defaults it reports are options.h's numbers;
-		 * nothing to parse or look at. */
-		r->served = (uint32_t)option_before_decision(OPT_CLOCKS);
-		r->fenced = option_before_decision(OPT_FENCE) != 0;
-		refusal = "TSCSHIM_DISABLE=1";
-	} else {
-		o = options_resolved_for_decision();
-		r->served = (uint32_t)o->num[OPT_CLOCKS];
-		r->fenced = o->num[OPT_FENCE] != 0;
-		if (getauxval(AT_SECURE))
-			refusal = "secure execution: environment and cache ignored, passing through";
-		else if (options.invalid || wrong_libc[0])
-			refusal = options.invalid ? options.invalid : wrong_libc;
-		else if (o->num[OPT_DISABLE] || r->served == 0)
-			refusal = o->num[OPT_DISABLE] ? "TSCSHIM_DISABLE=1" : "TSCSHIM_CLOCKS=none";
-	}
-	if (!refusal)
-		return o;
-	text_line(r->reason, sizeof r->reason, refusal, NULL);
-	return NULL;
-}
+/* ---- the decision ---- */
 
 /* Whether a forced decision may measure: a cold start at load always (no thread of the
  * program runs yet); a status query only where the C library does not say other threads
  * exist. The estimator's fork is libc's (it must run the host's fork handlers), and glibc's
  * fork takes malloc's locks where threads exist: a query made in a signal handler that
  * interrupted malloc would wait for itself for ever (tscshim_status is async-signal-safe).
- * Such a query passes through instead, and the next start measures at load. */
+ * Such a query decides as a read does, and the next start measures at load. */
 static bool may_measure_now(void)
 {
-	return decided_at_load || !(&__libc_single_threaded && !__libc_single_threaded);
+	return settings_cold_start() || !(&__libc_single_threaded && !__libc_single_threaded);
 }
 
 /* What a claim of the decision was made for: a read (its number), or 0 for a forced
- * decision (at load, a status query), which may measure. On the claimer's stack: the
- * decision writes no data page of the gate's but the published result (on the load page). */
+ * decision; how the claim was made. On the claimer's stack. */
 struct decision_call {
 	uint64_t read_number;
 	bool wiped_marked;    /* the claim's page was marked wiped on fork for this decision */
@@ -540,41 +325,44 @@ struct decision_call {
 			       * seccomp filter say): the first publication need not block them */
 };
 
-/* The decision, on its own stack: step 1, then decision.c's steps; published and said.
- * A refusal at step 1 is written into gate_result itself, not yet published (the phase
- * says undecided until publish). */
-static void decide_on_own_stack(void *arg)
+/* The decision, on its stack: the settings' refusal, or what the decision finds, written
+ * into gate_result and published; then said. */
+static void decide(void *arg)
 {
 	const struct decision_call *call = arg;
 	uint64_t began = refclock_now_ns(CLOCK_MONOTONIC);
-	const struct option_values *o = step1_options(&gate_result);
-	const struct decision_result *outcome = &gate_result;
+	const struct option_values *o = settings_for_decision(&gate_result);
 	if (o) {
-		struct decision_setup setup = {
-			.o = o,
-			.may_measure = call->read_number == 0 && may_measure_now(),
-			.boot_unknown = boot_unknown,
-			.signals_blocked = call->signals_blocked,
-			.wiped_marked = call->wiped_marked,
-		};
-		outcome = decision_run(&setup);
+		struct decision_setup s = {o, settings_boot_unknown(), call->signals_blocked, call->wiped_marked};
+		if (call->read_number == 0 && may_measure_now())
+			decision_forced(&s, &gate_result);
+		else
+			decision_at_read(&s, &gate_result);
 	}
-	publish(outcome, refclock_now_ns(CLOCK_MONOTONIC) - began, call->read_number);
-	say_decided();
-	say_stack_used();
+	publish(&gate_result, refclock_now_ns(CLOCK_MONOTONIC) - began, call->read_number);
+	const char *why_dlsym = "";
+	bool by_dlsym = say_level >= 2 && real_found_by_dlsym(&why_dlsym);
+	if (say_level >= 2)
+		say(by_dlsym ? "real functions found with dlsym: " : "real functions read from the loader's tables",
+		    why_dlsym, NULL);
+	/* An invalid setting was said at load, in its one line. */
+	if (say_level >= 1 && settings_wrong_libc())
+		say("passing through: ", settings_wrong_libc(), NULL);
+	else if (say_level >= 1 && !settings_invalid())
+		decision_say(&gate_result, o, settings_cold_start());
+	if (call->read_number)
+		say_stack_used(claim_page.stack, sizeof claim_page.stack, "the claim's page");
+	else
+		say_stack_used(forced_stack, sizeof forced_stack, "a forced decision's");
 }
 
 /* Takes the claim and decides. Every signal is blocked and cancellation off from before
  * the claim is taken until after the decision is published, errno kept: a handler that
  * jumps out, or a cancellation acted on, in between would leave the claim held by a live
- * thread for good (no handler runs inside the decision, jumps out of it or cancels it).
- * Only a forced decision may measure: a cold start at load, or a status query, which a
- * program (tscshim calib --save's costs child) makes to have it decided now; never a read
- * (read_number 0: not a read). Returns false when another thread (or a vfork child) held
- * the claim first: *held is the claim found. */
+ * thread for good. Returns false when another thread (or a vfork child) held the claim
+ * first: *held is the claim found. */
 static bool claim_and_decide(uint64_t read_number, uint64_t *held)
 {
-	_Atomic uint64_t *claim = record_decision_claim();
 	bool alone = only_thread();
 	struct decision_call call = {read_number, false, false};
 	call.wiped_marked = alone ? atomic_load_explicit(&claim_page_wiped_by_kernel, memory_order_relaxed)
@@ -584,15 +372,18 @@ static bool claim_and_decide(uint64_t read_number, uint64_t *held)
 	uint64_t saved_mask;
 	bool blocked = signals_block_all(&saved_mask);
 	int cancel_state;
-	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
+	bool cancel_set = pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state) == 0;
 	int saved_errno = errno;
-	bool claimed = atomic_compare_exchange_strong(claim, held, me);
+	bool claimed = atomic_compare_exchange_strong(&claim_page.claim, held, me);
 	if (claimed && !gate_decided()) {
 		call.signals_blocked = blocked;
-		run_on_decision_stack(decide_on_own_stack, &call);
+		run_on_stack(decide, &call,
+			     read_number ? (void *)(claim_page.stack + sizeof claim_page.stack)
+					 : (void *)(forced_stack + sizeof forced_stack));
 	}
 	errno = saved_errno;
-	pthread_setcancelstate(cancel_state, NULL);
+	if (cancel_set)
+		(void)pthread_setcancelstate(cancel_state, &cancel_state);
 	signals_restore(blocked, &saved_mask);
 	return claimed;
 }
@@ -601,7 +392,7 @@ bool gate_decide_if_due(clockid_t clock, bool force)
 {
 	if (gate_decided())
 		return true;
-	if (!loaded)
+	if (!settings_loaded())
 		return false;
 	/* A read before the decision is due only counts, whatever the claim: a fork child of
 	 * a process whose decision was forced (a status query) waits for its own reads too.
@@ -621,29 +412,13 @@ bool gate_decide_if_due(clockid_t clock, bool force)
 		return false;
 	/* A write, not a load, is the first touch of the claim's page (it changes nothing):
 	 * a page first read and then written faults twice. */
-	uint64_t held = atomic_fetch_add_explicit(record_decision_claim(), 0, memory_order_acquire);
-	if (held != 0)
-		return claimed_elsewhere(held);
-	if (!claim_and_decide(read_number, &held))
+	uint64_t held = atomic_fetch_add_explicit(&claim_page.claim, 0, memory_order_acquire);
+	if (held != 0 || !claim_and_decide(read_number, &held))
 		return claimed_elsewhere(held);
 	return true;
 }
 
 /* ---- at exit: the verbose line of a process that never decided ---- */
-
-/* Why this process never decided, for its one verbose line. */
-static const char *never_decided_why(void)
-{
-	if (wrong_libc[0])
-		return wrong_libc;
-	if (options.values.num[OPT_DISABLE])
-		return "TSCSHIM_DISABLE=1";
-	if (options.values.num[OPT_CLOCKS] == 0)
-		return "TSCSHIM_CLOCKS=none";
-	if (atomic_load_explicit(record_decision_claim(), memory_order_relaxed) != 0)
-		return "a decision was still under way at exit";
-	return "fewer reads of a served clock than TSCSHIM_DECIDE_AFTER";
-}
 
 static __attribute__((noinline)) void say_never_decided(void)
 {
@@ -654,16 +429,17 @@ static __attribute__((noinline)) void say_never_decided(void)
 	 * each) do not: "at least". */
 	text_add_u64(&t, atomic_load_explicit(&reads_before_decision, memory_order_relaxed) + reads_not_yet_shared);
 	text_add(&t, " reads of a served clock, the decision due at read ");
-	text_add_u64(&t, options.values.num[OPT_DECIDE_AFTER]);
+	text_add_u64(&t, setting_before_decision(OPT_DECIDE_AFTER));
 	text_add(&t, " (TSCSHIM_DECIDE_AFTER); every call went to the kernel's clock: ");
-	say(text, never_decided_why(), NULL);
+	say(text, settings_never_decided_why(atomic_load_explicit(&claim_page.claim, memory_order_relaxed) != 0),
+	    NULL);
 }
 
 /* Every process runs it at exit; only one whose TSCSHIM_VERBOSE was set at load does
  * anything (one flag on the load page): the line a process that never decided owes. */
 LOAD_PATH __attribute__((destructor)) static void gate_at_exit(void)
 {
-	if (verbose_at_exit && !gate_decided()) {
+	if (settings_say_at_exit() && !gate_decided()) {
 		say_at_exit();
 		say_never_decided();
 	}

@@ -31,6 +31,7 @@
 #include "gate.h"
 #include "line.h"
 #include "real.h"
+#include "settings.h"
 #include "stats.h"
 #include "vdso.h"
 
@@ -335,7 +336,7 @@ LOAD_PATH __attribute__((constructor(101))) static void shim_load(void)
 	 * where dlsym must not run. Usually only the loader's list is read (shim/real.h). */
 	real_find_all();
 	refclock_gettime = real_clock_gettime;
-	if (gate_load())
+	if (settings_load())
 		gate_decide_if_due(CLOCK_MONOTONIC, true);
 	errno = saved;
 }

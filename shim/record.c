@@ -14,8 +14,8 @@
 #include "system.h"
 #include "text.h"
 
+#include <errno.h>
 #include <fcntl.h>
-#include <stdatomic.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,63 +25,39 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Too big for the decision's stack, and needed once per decision. What every warm
- * decision writes (the claim, the decision's own state, the parsed file, then the file's
- * text, about 460-640 bytes for a record of one CPU set with two builds' costs, the common
- * case) sits in the scratch that shares the fork-wiped page the first line's publication
- * writes anyway (shim/line.h): one fresh page, with the decision's stack the only other.
- * The claim is written before it is read (gate.c), so that the page faults once, not twice.
- * Every buffer is written before it is read, within one decision. may_alias: the scratch
- * is bytes. */
-struct __attribute__((may_alias)) decision_buffers {
-	/* The gate's claim of the decision (record_decision_claim): on this page so that a
-	 * fork child finds it free; its own cache line, away from the buffers. */
-	_Alignas(64) _Atomic uint64_t claim;
-	/* The last read of the cache found another build's format there, and read this
-	 * build's file beside it (record_mark_stale marks that one too). */
-	bool read_beside;
-	/* decision.c's state (record_decision_state). */
-	_Alignas(64) unsigned char decision_state[RECORD_DECISION_STATE_SIZE];
-	/* The file read last, parsed: the machine-wide record or the per-user cache (one at a
-	 * time: the decision copies the record it keeps). count 0: none usable. */
-	struct cache_file parsed;
-	char file[CACHE_MAX_SIZE + 1];
+/* What the load found, for the decision, on the load page (which loading writes anyway:
+ * no page of its own), and the decision's buffer for a record's text, on that page too:
+ * LOAD_TEXT_SIZE holds a record of one CPU set of up to 1024 CPUs with two builds' costs
+ * (about 560 bytes for a few CPUs); a longer text is read into the scratch (a page of its
+ * own). */
+enum { LOAD_TEXT_SIZE = 960 };
+static struct {
+	bool system_passed;   /* the machine-wide record passed the load's check */
+	bool cache_path_made; /* cache_path is the per-user cache's default path */
+	char cache_path[256];
+	char text[LOAD_TEXT_SIZE];
+} at_load ON_LOAD_PAGE;
+
+/* A long file's text, and a whole cache to rewrite (a forced decision), after the gate's
+ * page of the fork-wiped scratch (shim/line.h): faulted in only when used. */
+struct record_buffers {
+	char text[CACHE_MAX_SIZE + 1];
+	struct cache_file file;
 };
-_Static_assert(sizeof(struct decision_buffers) <= sizeof wiped.decision_scratch,
-	       "the decision's buffers fit the scratch");
-_Static_assert(offsetof(struct fork_wiped, decision_scratch) + offsetof(struct decision_buffers, file) + 640 <=
-		       4096,
-	       "a one-record file shares the first page with what every decision writes");
-#define buffers (*(struct decision_buffers *)(void *)wiped.decision_scratch)
+_Static_assert(RECORD_SCRATCH_GATES_BYTES + sizeof(struct record_buffers) <= sizeof wiped.decision_scratch,
+	       "the record's buffers fit the scratch after the gate's page");
+#define buffers (*(struct record_buffers *)(void *)(wiped.decision_scratch + RECORD_SCRATCH_GATES_BYTES))
 
 /* Rarer: the lock name (only when measuring), the messages (only when a file could not be
- * used or written), the path of this build's cache beside another build's. */
-static AFTER_BSS struct {
+ * used or written), the path of this build's cache beside another build's. In .bss, not
+ * after it: the fork-wiped pages end the data (shim/data_layout.ld). */
+static struct {
 	char lock_name[SAFEFILE_PATH_MAX + 8];
 	char note[SAFEFILE_PATH_MAX + 160]; /* what went wrong with the cache, for verbose */
 	char err[SAFEFILE_PATH_MAX + 160];  /* one step's message at a time: written on a failure */
 	char sibling[SAFEFILE_PATH_MAX + 8]; /* this build's cache beside another build's */
 	char long_cache_path[SAFEFILE_PATH_MAX]; /* a default path too long for the load page */
 } rare;
-
-/* What the load's checks found (record_may_answer), for the decision: whether the
- * machine-wide record passed, and its size then; the per-user cache's path where the load
- * made it (the default's, or the option's, which the options keep). On the load page. */
-static struct {
-	bool system_passed;
-	bool cache_path_made;
-	char cache_path[256];
-} at_load ON_LOAD_PAGE;
-
-_Atomic uint64_t *record_decision_claim(void)
-{
-	return &buffers.claim;
-}
-
-void *record_decision_state(void)
-{
-	return buffers.decision_state;
-}
 
 bool record_system_passed_load(void)
 {
@@ -93,54 +69,13 @@ const char *record_note(void)
 	return rare.note;
 }
 
-const struct cache_file *record_system_file(const struct option_values *o)
-{
-	const char *path = o->text[OPT_SYSTEM_RECORD];
-	if (path[0] != '/')
-		return NULL;
-	struct safefile_trust root = {.owner = 0, .check_directory = 1, .max_size = CACHE_MAX_SIZE,
-				      .directory_by_lstat = 1};
-	int rc = cache_read(path, &root, buffers.file, sizeof buffers.file, &buffers.parsed,
-			    rare.err, sizeof rare.err);
-	if (rc != CACHE_OK) {
-		if (say_level >= 2 || (say_level >= 1 && rc != CACHE_MISSING))
-			say("machine-wide record ", rare.err, NULL);
-		return NULL;
-	}
-	return &buffers.parsed;
-}
-
-
-/* What a record's file must be, checked at load from one lstat, with no file read: a
- * regular file (not a symlink), the owner's, readable by it and writable by nobody else, of
- * a size a record file can have, and not marked for a measurement (times of 1970:
- * record_mark_stale). The machine-wide record must also have been written in this boot
- * (boot_ns, where given: a second of slack for the clocks' rounding): a process cannot mark
- * root's file, so one kept from an earlier boot on a persistent path would otherwise
- * answer no read and let no start measure, all boot long. Whether a file is of this boot
- * is its content's to say, at the read; the per-user cache, which a read that finds it of
- * another boot marks, needs no clock read here. A file that fails here makes the process
- * measure at load, before its threads exist; the read then never measures. */
-static uint64_t boot_wall_at_load(void);
-
-LOAD_PATH static bool file_may_answer(const char *path, uid_t owner, bool this_boot, uint64_t *size)
-{
-	struct stat st;
-	if (raw_syscall4(SYS_newfstatat, AT_FDCWD, (long)path, (long)&st, AT_SYMLINK_NOFOLLOW) != 0)
-		return false;
-	if (!S_ISREG(st.st_mode) || st.st_uid != owner || !(st.st_mode & S_IRUSR) ||
-	    (st.st_mode & (S_IWGRP | S_IWOTH)) || st.st_size <= 0 || st.st_size > CACHE_MAX_SIZE)
-		return false;
-	*size = (uint64_t)st.st_size;
-	uint64_t written = (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec;
-	return st.st_mtim.tv_sec > 0 && (!this_boot || written + 1000000000ull >= boot_wall_at_load());
-}
-
-static char vdso_clock_name[] ON_LOAD_PAGE = "__vdso_clock_gettime";
+/* ---- at load ---- */
 
 /* The boot's wall-clock time at load, REALTIME less BOOTTIME: through the vDSO (no system
  * call; the reads of a process that reads a clock fault its pages in anyway), else (none,
  * as under valgrind) the system calls. */
+static char vdso_clock_name[] ON_LOAD_PAGE = "__vdso_clock_gettime";
+
 LOAD_PATH static uint64_t boot_wall_at_load(void)
 {
 	typedef int vdso_clock_fn(clockid_t, struct timespec *);
@@ -149,7 +84,43 @@ LOAD_PATH static uint64_t boot_wall_at_load(void)
 	if (fn && fn(CLOCK_BOOTTIME, &boot) == 0 && fn(CLOCK_REALTIME, &wall) == 0)
 		return (uint64_t)wall.tv_sec * 1000000000ull + (uint64_t)wall.tv_nsec -
 		       ((uint64_t)boot.tv_sec * 1000000000ull + (uint64_t)boot.tv_nsec);
-	return kernel_clock_ns(CLOCK_REALTIME) - kernel_clock_ns(CLOCK_BOOTTIME);
+	uint64_t realtime = kernel_clock_ns(CLOCK_REALTIME), boottime = kernel_clock_ns(CLOCK_BOOTTIME);
+	return realtime > boottime ? realtime - boottime : 0;
+}
+
+/* The machine-wide record at load, from one lstat (newfstatat, which the loader's own fstat
+ * calls keep warm: a readlinkat here, a kind of call nothing else at load makes, cost every
+ * start 8-9 us more on the host measured, and a look at its directory 2-3 us): a symbolic
+ * link (a regular file there is an older build's), root's, of a record's length, made
+ * since this boot began (the boot's time through the vDSO, a second of slack for the
+ * clocks' rounding: a process cannot mark root's link, and one kept from an earlier boot
+ * on a persistent path would otherwise answer no read and let no start measure, all boot
+ * long). Its directory and its text are the decision's to check and read. */
+LOAD_PATH static bool system_record_may_answer(const char *path)
+{
+	struct stat st;
+	if (raw_syscall4(SYS_newfstatat, AT_FDCWD, (long)path, (long)&st, AT_SYMLINK_NOFOLLOW) != 0)
+		return false;
+	uint64_t made = (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec;
+	return S_ISLNK(st.st_mode) && st.st_uid == 0 && st.st_size > 0 && st.st_size <= CACHE_MAX_SIZE &&
+	       st.st_mtim.tv_sec > 0 && made + 1000000000ull >= boot_wall_at_load();
+}
+
+/* What a per-user cache file must be, checked at load from one lstat, with no file read: a
+ * regular file (not a symlink), the owner's, readable by it and writable by nobody else,
+ * of a size a record file can have, and not marked for a measurement (times of 1970:
+ * record_mark_stale). A file that fails here makes the process measure at load, before
+ * its threads exist; the read then never measures. */
+enum cache_check { CACHE_FAILS, CACHE_MARKED, CACHE_MAY_ANSWER };
+LOAD_PATH static enum cache_check cache_may_answer(const char *path, uid_t owner)
+{
+	struct stat st;
+	if (raw_syscall4(SYS_newfstatat, AT_FDCWD, (long)path, (long)&st, AT_SYMLINK_NOFOLLOW) != 0)
+		return CACHE_FAILS;
+	if (!S_ISREG(st.st_mode) || st.st_uid != owner || !(st.st_mode & S_IRUSR) ||
+	    (st.st_mode & (S_IWGRP | S_IWOTH)) || st.st_size <= 0 || st.st_size > CACHE_MAX_SIZE)
+		return CACHE_FAILS;
+	return st.st_mtim.tv_sec > 0 ? CACHE_MAY_ANSWER : CACHE_MARKED;
 }
 
 /* The suffix of this build's cache beside another build's (cache_format_sibling). */
@@ -157,11 +128,11 @@ LOAD_PATH static uint64_t boot_wall_at_load(void)
 #define STRINGIFY(x) STRINGIFY_(x)
 static char format_suffix[] ON_LOAD_PAGE = ".v" STRINGIFY(CACHE_FORMAT_VERSION);
 
-/* On the load path: no libc call (raw_syscall.h), no string constant off the load page. */
+/* On the load path: no libc call but getauxval (raw_syscall.h), no string constant off the
+ * load page. */
 LOAD_PATH bool record_may_answer(const char *system, const char *option, const char *xdg_runtime_dir)
 {
-	uint64_t size;
-	if (system[0] == '/' && file_may_answer(system, 0, true, &size)) {
+	if (system[0] == '/' && system_record_may_answer(system)) {
 		at_load.system_passed = true;
 		return true;
 	}
@@ -173,8 +144,7 @@ LOAD_PATH bool record_may_answer(const char *system, const char *option, const c
 	if (option[0] == 'o' && option[1] == 'f' && option[2] == 'f' && option[3] == '\0')
 		return false;
 	/* The uid the process was started with, from the auxiliary vector (the page of
-	 * getauxval, which the load path calls anyway); the decision itself uses geteuid(),
-	 * as a program may have changed it by then. */
+	 * getauxval, which the load path calls anyway). */
 	uid_t euid = (uid_t)getauxval(AT_EUID);
 	if (!option[0]) {
 		option = path;
@@ -191,11 +161,13 @@ LOAD_PATH bool record_may_answer(const char *system, const char *option, const c
 				break;
 		at_load.cache_path_made = true;
 	}
-	if (file_may_answer(option, euid, false, &size))
-		return true;
-	/* Where the cache holds another build's format, this build's records are beside it
-	 * (record_cache_file); its load finds them there. One lstat more, only where the
-	 * cache itself cannot answer (a cold start, which measures anyway, or that case). */
+	enum cache_check cache = cache_may_answer(option, euid);
+	if (cache != CACHE_MARKED)
+		return cache == CACHE_MAY_ANSWER;
+	/* Marked: a decision of this build found it unable to answer, and marked this build's
+	 * file beside it too (record_mark_stale), or it is another build's file this build
+	 * marked, its own records beside it (record_keep). The file beside answers only in
+	 * that second case: one lstat more, only for a marked cache. */
 	char sibling[sizeof path + sizeof format_suffix];
 	size_t n = 0;
 	for (; option[n] && n < sizeof path; n++)
@@ -204,7 +176,7 @@ LOAD_PATH bool record_may_answer(const char *system, const char *option, const c
 		return false;
 	for (size_t i = 0; i < sizeof format_suffix; i++)
 		sibling[n + i] = format_suffix[i];
-	return file_may_answer(sibling, euid, false, &size);
+	return cache_may_answer(sibling, euid) == CACHE_MAY_ANSWER;
 }
 
 static char boot_id_path[] ON_LOAD_PAGE = "/proc/sys/kernel/random/boot_id";
@@ -215,22 +187,29 @@ LOAD_PATH bool record_boot_known(void)
 	return raw_stat(boot_id_path, &st) == 0;
 }
 
+/* ---- at the decision: the texts ---- */
 
-void record_mark_stale(const char *path)
+bool record_system_text(const struct option_values *o, struct record_text *t)
 {
-	/* Times of 1970: the next process's check at load (file_may_answer) finds the file
-	 * older than the boot, and measures there. Only a file of our own: the cache, and where
-	 * it holds another build's format, this build's file beside it too. The load looks
-	 * beside the cache only where the cache fails its check, so the other build's file is
-	 * marked as well: that build then measures once at its next start, and rewrites it. */
-	if (buffers.read_beside &&
-	    raw_syscall4(SYS_utimensat, AT_FDCWD, (long)rare.sibling, (long)(struct timespec[2]){{0, 0}, {0, 0}},
-			 AT_SYMLINK_NOFOLLOW) != 0 && say_level >= 2)
-		say("cache ", rare.sibling, ": could not be marked for a measurement", NULL);
-	struct timespec epoch[2] = {{0, 0}, {0, 0}};
-	if (raw_syscall4(SYS_utimensat, AT_FDCWD, (long)path, (long)epoch, AT_SYMLINK_NOFOLLOW) == 0 &&
-	    say_level >= 2)
-		say("cache ", path, ": marked for a measurement at the next start's load", NULL);
+	const char *path = o->text[OPT_SYSTEM_RECORD];
+	if (path[0] != '/')
+		return false;
+	/* Its directory root's, not a symlink, writable by nobody else (one lstat): then only
+	 * root can have made the link in it, and a link's target never changes. The text onto
+	 * the load page where it fits (one readlinkat), else into the scratch. */
+	struct safefile_trust root = {.owner = 0, .max_size = CACHE_MAX_SIZE, .link = 1};
+	*t = (struct record_text){.path = path, .machine_wide = true, .text = at_load.text};
+	int rc = safefile_read_link(path, &root, at_load.text, sizeof at_load.text, &t->len, rare.err, sizeof rare.err);
+	if (rc == SAFEFILE_OK && t->len == sizeof at_load.text) {
+		t->text = buffers.text;
+		rc = safefile_read_link_target(path, CACHE_MAX_SIZE, buffers.text, sizeof buffers.text, &t->len, rare.err,
+					       sizeof rare.err);
+	}
+	if (rc == SAFEFILE_OK)
+		return true;
+	if (say_level >= 2 || (say_level >= 1 && rc != SAFEFILE_MISSING))
+		say("machine-wide record ", rare.err, NULL);
+	return false;
 }
 
 /* The effective uid the per-user cache belongs to: the one the process started with, from
@@ -259,47 +238,83 @@ const char *record_cache_path(const struct option_values *o)
 	return rare.long_cache_path;
 }
 
-/* The file at path into buffers.parsed (none usable: count 0). Returns cache_read's status. */
-static int read_cache_at(const char *path)
+/* The file at path: onto the load page where it fits, else into the scratch. Open, read, close: the open proves
+ * the file the user's (O_NOATIME), root's is fstat'ed too. The safefile status. */
+static int read_cache_at(const char *path, struct record_text *t)
 {
-	struct safefile_trust mine = {.owner = cache_owner(), .max_size = CACHE_MAX_SIZE};
-	int rc = cache_read(path, &mine, buffers.file, sizeof buffers.file, &buffers.parsed,
-			    rare.err, sizeof rare.err);
-	if (rc != CACHE_OK)
-		buffers.parsed.count = 0;
+	struct safefile_trust mine = {.owner = cache_owner(), .max_size = CACHE_MAX_SIZE, .lean = 1};
+	*t = (struct record_text){.text = at_load.text, .path = path};
+	int rc = safefile_read_file(path, &mine, at_load.text, sizeof at_load.text, &t->len, rare.err, sizeof rare.err);
+	if (rc == SAFEFILE_OK && t->len == sizeof at_load.text) {
+		/* It may be longer: the whole of it, a page of the scratch touched. */
+		t->text = buffers.text;
+		rc = safefile_read_file(path, &mine, buffers.text, sizeof buffers.text, &t->len, rare.err,
+					sizeof rare.err);
+	}
 	return rc;
 }
 
-/* This build's file for the per-user cache at path: path, or where path holds another
- * build's format, the file beside it (*where says which). Returns the read's status. */
-static int read_cache(const char *path, const char **where)
+/* Says why the per-user cache cannot answer: at TSCSHIM_VERBOSE=2, and at 1 (and in the
+ * verbose line's note) when it exists but is unusable. */
+static void say_cache_unusable(bool missing)
 {
-	*where = path;
-	buffers.read_beside = false;
-	int rc = read_cache_at(path);
-	if (rc != CACHE_OTHER_FORMAT)
-		return rc;
-	if (say_level >= 2)
-		say("cache ", rare.err, "; this build's records are kept beside it", NULL);
-	if (cache_format_sibling(path, rare.sibling, sizeof rare.sibling) != 0)
-		return CACHE_MISSING;
-	*where = rare.sibling;
-	buffers.read_beside = true;
-	return read_cache_at(rare.sibling);
+	if (!missing)
+		text_line(rare.note, sizeof rare.note, rare.err, NULL);
+	if (say_level >= 2 || (!missing && say_level >= 1))
+		say("cache ", rare.err, "; measuring and rewriting it", NULL);
 }
 
-const struct cache_file *record_cache_file(const char *path)
+bool record_cache_text(const char *path, struct record_text *t)
 {
-	const char *where;
-	int rc = read_cache(path, &where);
-	if (rc != CACHE_OK) {
-		if (rc != CACHE_MISSING)
-			text_line(rare.note, sizeof rare.note, rare.err, NULL);
-		if (say_level >= 2 || (rc != CACHE_MISSING && say_level >= 1))
-			say("cache ", rare.err, "; measuring and rewriting it", NULL);
-		return NULL;
+	int rc = read_cache_at(path, t);
+	if (rc == SAFEFILE_OK && cache_text_of_other_format(t->text, t->len)) {
+		if (say_level >= 2)
+			say("cache ", path, ": another build's; this build's records are kept beside it", NULL);
+		if (cache_format_sibling(path, rare.sibling, sizeof rare.sibling) != 0)
+			return false;
+		rc = read_cache_at(rare.sibling, t);
 	}
-	return &buffers.parsed;
+	if (rc != SAFEFILE_OK)
+		say_cache_unusable(rc == SAFEFILE_MISSING);
+	return rc == SAFEFILE_OK;
+}
+
+bool record_answer(const struct record_text *t, const struct cache_key *key, struct cache_record *out,
+		   struct cache_answer *a)
+{
+	char why[128];
+	int rc = cache_answer(t->text, t->len, key, out, a, why, sizeof why);
+	if (rc == CACHE_OK)
+		return true;
+	text_line(rare.err, sizeof rare.err, t->path, rc == CACHE_OTHER_FORMAT ? ": another build's: " : ": corrupt: ",
+		  why, NULL);
+	if (!t->machine_wide)
+		say_cache_unusable(false);
+	else if (say_level >= 1)
+		say("machine-wide record ", rare.err, NULL);
+	return false;
+}
+
+/* ---- marks, the lock, measuring and keeping ---- */
+
+/* Times of 1970 on path: the next process's check at load (cache_may_answer) finds it
+ * marked, and measures there. */
+static void mark(const char *path)
+{
+	struct timespec epoch[2] = {{0, 0}, {0, 0}};
+	long rc = raw_syscall4(SYS_utimensat, AT_FDCWD, (long)path, (long)epoch, AT_SYMLINK_NOFOLLOW);
+	if (rc == 0 && say_level >= 2)
+		say("cache ", path, ": marked for a measurement at the next start's load", NULL);
+}
+
+void record_mark_stale(const char *path)
+{
+	/* Only files of our own: the cache, and this build's file beside it (where the cache
+	 * holds another build's format, that build then measures once at its next start, and
+	 * rewrites it: the load looks beside the cache only where the cache fails its check). */
+	mark(path);
+	if (cache_format_sibling(path, rare.sibling, sizeof rare.sibling) == 0)
+		mark(rare.sibling);
 }
 
 int record_lock(const char *path, uint64_t wait_ns)
@@ -316,7 +331,7 @@ int record_lock(const char *path, uint64_t wait_ns)
 		return RECORD_LOCK_NONE;
 	/* A lock file another user owns is ignored: it could be held for ever. */
 	if (fstat(fd, &st) != 0 || st.st_uid != cache_owner() || !S_ISREG(st.st_mode)) {
-		close(fd);
+		record_unlock(fd);
 		return RECORD_LOCK_NONE;
 	}
 	if (flock(fd, LOCK_EX | LOCK_NB) == 0)
@@ -324,12 +339,19 @@ int record_lock(const char *path, uint64_t wait_ns)
 	uint64_t deadline = refclock_now_ns(CLOCK_MONOTONIC) + wait_ns;
 	while (refclock_now_ns(CLOCK_MONOTONIC) < deadline) {
 		struct timespec nap = {.tv_nsec = 500000};
-		nanosleep(&nap, NULL);
+		if (nanosleep(&nap, NULL) != 0 && errno != EINTR)
+			break;
 		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
 			break;
 	}
-	close(fd); /* releases the lock if it was taken: the record is what we waited for */
+	record_unlock(fd); /* releases the lock if it was taken: the record is what we waited for */
 	return RECORD_LOCK_WAITED;
+}
+
+void record_unlock(int lock)
+{
+	if (lock >= 0 && close(lock) != 0 && say_level >= 2)
+		say("cache lock: close failed", NULL);
 }
 
 int record_measure(const struct option_values *o, const struct cache_key *key,
@@ -374,7 +396,7 @@ int record_measure(const struct option_values *o, const struct cache_key *key,
 	text_line(out->boot_id, sizeof out->boot_id, key->boot_id, NULL);
 	out->boot_wall_ns = key->boot_wall_ns;
 	out->cpu_signature = key->cpu_signature;
-	out->counter_invariant = 1; /* measured only after step 4 found it invariant */
+	out->counter_invariant = 1; /* measured only where the counter is invariant */
 	out->cpus = *key->cpus;
 	out->all_cpus = cpu_mask_holds_every_possible(key->cpus);
 	out->estimate_verdict = m->analysis.verdict;
@@ -388,23 +410,52 @@ int record_measure(const struct option_values *o, const struct cache_key *key,
 	return 0;
 }
 
-void record_keep(const char *path, const struct cache_record *rec)
+/* The file at path read whole and parsed into buffers.file (count 0 where it holds none
+ * of this format). The cache's status. */
+static int read_whole(const char *path)
 {
-	/* Read it again now, so that the rewrite keeps its records for other CPU sets and
-	 * whatever other processes wrote since the decision's part read it (a verdict from
-	 * the machine-wide record left it unread; a part may have read it long ago). Only a
-	 * forced decision keeps a record: it measured, so one read more is nothing. */
-	const char *where;
-	read_cache(path, &where);
-	cache_insert(&buffers.parsed, rec);
-	if (cache_write(where, &buffers.parsed, false, buffers.file, sizeof buffers.file, rare.err,
-			sizeof rare.err) != 0) {
+	struct safefile_trust mine = {.owner = cache_owner(), .max_size = CACHE_MAX_SIZE};
+	size_t len = 0;
+	buffers.file.count = 0;
+	int rc = safefile_read_file(path, &mine, buffers.text, sizeof buffers.text, &len, rare.err, sizeof rare.err);
+	if (rc != SAFEFILE_OK)
+		return rc;
+	char why[128];
+	rc = cache_parse(buffers.text, len, &buffers.file, why, sizeof why);
+	if (rc != CACHE_OK)
+		buffers.file.count = 0;
+	return rc;
+}
+
+/* Writes buffers.file to path; says why not in the note. */
+static void write_whole(const char *path)
+{
+	if (cache_write(path, &buffers.file, false, buffers.text, sizeof buffers.text, rare.err, sizeof rare.err) !=
+	    0) {
 		text_line(rare.note, sizeof rare.note, rare.err, "; every start measures", NULL);
 		if (say_level >= 1)
 			say("cache ", rare.note, NULL);
-	} else {
-		rare.note[0] = '\0';
 	}
+}
+
+void record_keep(const char *path, const struct cache_record *rec)
+{
+	/* Read again now, so that the rewrite keeps its records for other CPU sets and
+	 * whatever other processes wrote since. Only a forced decision keeps a record: it
+	 * measured, so a read more is nothing. */
+	rare.note[0] = '\0';
+	bool theirs = read_whole(path) == CACHE_OTHER_FORMAT;
+	if (cache_format_sibling(path, rare.sibling, sizeof rare.sibling) != 0) {
+		if (theirs)
+			return;
+	} else if (theirs) {
+		read_whole(rare.sibling);
+	}
+	cache_insert(&buffers.file, rec);
+	if (!theirs)
+		write_whole(path);
+	if (rare.sibling[0] && rare.note[0] == '\0')
+		write_whole(rare.sibling);
 }
 
 void record_inconclusive_reason(const struct cache_record *rec, const char *detail, char *out,

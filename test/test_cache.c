@@ -767,26 +767,37 @@ static void other_owner_is_untrusted(void)
 	remove_dir();
 }
 
-static void root_trust_checks_the_directory(void)
+/* The machine-wide record: a symbolic link whose target is the text, trusted by its
+ * directory (the owner's, writable by nobody else, not a symlink); a regular file there
+ * is an older build's, not read. */
+static void link_record_trusts_its_directory(void)
 {
 	make_dir();
 	struct cache_file in = one(sample()), out;
-	CHECK(write_file(path, &in) == 0);
-	struct safefile_trust root = {.owner = geteuid(), .check_directory = 1, .max_size = CACHE_MAX_SIZE};
+	char buf[CACHE_MAX_SIZE + 1];
+	CHECK(cache_write_link(path, &in, buf, sizeof buf, err, sizeof err) == 0);
+	struct stat st;
+	CHECK(lstat(path, &st) == 0 && S_ISLNK(st.st_mode));
+	CHECK_EQ_U64(entries_in(dir), 1); /* no temporary link left */
+	struct safefile_trust root = {.owner = geteuid(), .max_size = CACHE_MAX_SIZE, .link = 1};
 	CHECK(chmod(dir, 0755) == 0);
 	CHECK_EQ_U64(cache_read(path, &root, filebuf, sizeof filebuf, &out, err, sizeof err), CACHE_OK);
+	check_same(&in.record[0], &out.record[0]);
+	/* Written again over itself, and over a regular file (an older build's record). */
+	CHECK(cache_write_link(path, &in, buf, sizeof buf, err, sizeof err) == 0);
 	CHECK(chmod(dir, 0775) == 0);
 	CHECK_EQ_U64(cache_read(path, &root, filebuf, sizeof filebuf, &out, err, sizeof err), CACHE_UNTRUSTED);
 	CHECK(one_line(err) && strstr(err, "its directory writable by group or others"));
 	CHECK(chmod(dir, 01777) == 0); /* like /tmp */
 	CHECK_EQ_U64(cache_read(path, &root, filebuf, sizeof filebuf, &out, err, sizeof err), CACHE_UNTRUSTED);
 	CHECK(chmod(dir, 0700) == 0);
-	/* Another owner for the file or the directory. */
+	/* Another owner for the directory. */
 	root.owner = geteuid() + 1;
 	CHECK_EQ_U64(cache_read(path, &root, filebuf, sizeof filebuf, &out, err, sizeof err), CACHE_UNTRUSTED);
 	CHECK(one_line(err) && strstr(err, "its directory owned by uid"));
-	/* A directory reached through a symlink as its last component. */
 	root.owner = geteuid();
+	CHECK_EQ_U64(safefile_directory_trusted(path, geteuid(), err, sizeof err), SAFEFILE_OK);
+	/* A directory reached through a symlink as its last component. */
 	char link[300], through[320];
 	snprintf(link, sizeof link, "%s.link", dir);
 	CHECK(symlink(dir, link) == 0);
@@ -794,7 +805,85 @@ static void root_trust_checks_the_directory(void)
 	CHECK_EQ_U64(cache_read(through, &root, filebuf, sizeof filebuf, &out, err, sizeof err), CACHE_UNTRUSTED);
 	CHECK(one_line(err) && strstr(err, "symbolic link"));
 	unlink(link);
+	/* A regular file at the path: not read. */
+	CHECK(unlink(path) == 0 && write_file(path, &in) == 0);
+	CHECK_EQ_U64(cache_read(path, &root, filebuf, sizeof filebuf, &out, err, sizeof err), CACHE_UNTRUSTED);
+	CHECK(one_line(err) && strstr(err, "not a symbolic link"));
+	CHECK(cache_write_link(path, &in, buf, sizeof buf, err, sizeof err) == 0);
+	CHECK_EQ_U64(cache_read(path, &root, filebuf, sizeof filebuf, &out, err, sizeof err), CACHE_OK);
+	/* A directory in the way is never replaced. */
+	CHECK(unlink(path) == 0 && mkdir(path, 0700) == 0);
+	CHECK(cache_write_link(path, &in, buf, sizeof buf, err, sizeof err) == -1);
+	CHECK(one_line(err) && strstr(err, "a directory is in the way"));
 	remove_dir();
+}
+
+/* The lean read of the decision: one read into a buffer that may be smaller than the
+ * file (it fills it: read again into a larger one); the owner proved by the open where
+ * the caller is not root, else checked by fstat. */
+static void lean_read_fills_a_small_buffer(void)
+{
+	make_dir();
+	struct cache_file in = one(sample());
+	CHECK(write_file(path, &in) == 0);
+	struct safefile_trust lean = {.owner = geteuid(), .max_size = CACHE_MAX_SIZE, .lean = 1};
+	char small[64], whole[CACHE_MAX_SIZE + 1];
+	size_t len = 0, full = 0;
+	CHECK_EQ_U64(safefile_read(path, &lean, whole, sizeof whole, &full, err, sizeof err), SAFEFILE_OK);
+	CHECK(full > sizeof small);
+	CHECK_EQ_U64(safefile_read(path, &lean, small, sizeof small, &len, err, sizeof err), SAFEFILE_OK);
+	CHECK_EQ_U64(len, sizeof small);
+	CHECK(memcmp(small, whole, sizeof small) == 0);
+	struct cache_file out;
+	CHECK_EQ_U64(cache_parse(whole, full, &out, err, sizeof err), CACHE_OK);
+	/* Another owner: refused by the open (O_NOATIME), or as root by the fstat. */
+	lean.owner = geteuid() + 1;
+	CHECK_EQ_U64(safefile_read(path, &lean, whole, sizeof whole, &full, err, sizeof err), SAFEFILE_UNTRUSTED);
+	CHECK(one_line(err) && strstr(err, "owned by uid"));
+	remove_dir();
+}
+
+static struct cpu_mask mask_of(const char *hex);
+
+/* The decision's look-up, record by record, picks as cache_find does, and says whether a
+ * record of this boot was there; a text of another format version is another build's. */
+static void answer_picks_as_find_does(void)
+{
+	struct cache_record r = sample();
+	struct cache_file f = one(r);
+	f.record[1] = r;
+	f.record[1].cpus = mask_of("1");
+	f.record[1].max_shift_ticks = 1;
+	f.record[2] = r;
+	strcpy(f.record[2].boot_id, "another-boot");
+	f.count = 3;
+	char text[CACHE_MAX_SIZE + 1];
+	int len = cache_format(&f, text, sizeof text, err, sizeof err);
+	CHECK(len > 0);
+	struct cpu_mask sets[] = {mask_of("3"), mask_of("1"), mask_of("2"), mask_of("4"), mask_of("7")};
+	for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++) {
+		struct cache_key key = {.boot_id = r.boot_id, .cpu_signature = r.cpu_signature, .cpus = &sets[i]};
+		struct cache_record out;
+		struct cache_answer a;
+		CHECK_EQ_U64(cache_answer(text, (size_t)len, &key, &out, &a, err, sizeof err), CACHE_OK);
+		int at = cache_find(&f, &key);
+		CHECK(a.found == (at >= 0));
+		CHECK(a.this_boot);
+		if (at >= 0)
+			CHECK_EQ_U64(out.max_shift_ticks, f.record[at].max_shift_ticks);
+	}
+	struct cache_key other = {.boot_id = "not-this-boot", .cpu_signature = r.cpu_signature};
+	struct cache_record out;
+	struct cache_answer a;
+	CHECK_EQ_U64(cache_answer(text, (size_t)len, &other, &out, &a, err, sizeof err), CACHE_OK);
+	CHECK(!a.found && !a.this_boot);
+	text[len - 3] ^= 1;
+	CHECK_EQ_U64(cache_answer(text, (size_t)len, &other, &out, &a, err, sizeof err), CACHE_CORRUPT);
+	text[len - 3] ^= 1;
+	CHECK(!cache_text_of_other_format(text, (size_t)len));
+	text[14] = '9'; /* "tscshim-cache 9" */
+	CHECK(cache_text_of_other_format(text, (size_t)len));
+	CHECK(!cache_text_of_other_format("garbage", 7));
 }
 
 static void odd_files_are_untrusted(void)
@@ -1073,10 +1162,12 @@ int main(void)
 	RUN(directory_is_untrusted_and_not_replaced);
 	RUN(writable_by_others_is_untrusted);
 	RUN(other_owner_is_untrusted);
-	RUN(root_trust_checks_the_directory);
+	RUN(link_record_trusts_its_directory);
+	RUN(lean_read_fills_a_small_buffer);
 	RUN(odd_files_are_untrusted);
 	RUN(unwritable_directory_leaves_nothing);
 	RUN(find_exact_set_or_consistent_superset);
+	RUN(answer_picks_as_find_does);
 	RUN(insert_keeps_the_newest_four);
 	RUN(retry_waits_double_up_to_a_cap);
 	RUN(cpu_masks_round_trip_as_hex);

@@ -160,7 +160,9 @@ static uint64_t reading_middle(const struct clock_reading *r)
 bool anchor_track_from(struct anchor *a, int k, const struct clock_reading *readings, int n,
 		       const struct reading_limits *limits)
 {
-	enum { MOST = 32 };
+	/* The readings of one anchor (shim/clock.c takes at most 8): on a signal's stack or
+	 * the decision's small one, so kept few. */
+	enum { MOST = 12 };
 	struct good_reading good[MOST];
 	int count = 0;
 	uint64_t at = 0;

@@ -164,7 +164,7 @@ struct reading_limits {
  * readings placed at counter value `at` (none yet: 0). */
 bool reading_is_good(const struct clock_reading *r, uint64_t at, const struct reading_limits *limits);
 
-/* Track k of `a` from n readings of its clock: the median of the good ones, each brought
+/* Track k of `a` from n readings of its clock (the first 12 looked at): the median of the good ones, each brought
  * on the slope to the first good one's counter value (a->at[k]); its bracket's width;
  * and the spread: the lower median of the other readings' distances from it beyond both
  * brackets (fewer than half the readings out of order move neither the value nor the

@@ -414,7 +414,7 @@ static __attribute__((noinline)) uint32_t continue_parent(const struct line *par
  * lapsed), and the child anchors afresh, its parent's stopped clocks still stopped.
  * Without a good reading of MONOTONIC (or with readings too noisy for the bound, where
  * it anchors afresh) nothing is published: *why says which. */
-static enum write_result recover(bool signals_blocked, enum track_stop *why)
+static enum write_result recover(bool signals_blocked, enum track_stop *why, uint32_t *serving)
 {
 	uint64_t parent_state = atomic_load_explicit(&shadow_state, memory_order_acquire);
 	unsigned parent_slot = slot_of(parent_state);
@@ -469,6 +469,10 @@ static enum write_result recover(bool signals_blocked, enum track_stop *why)
 	enum write_result r = publish(expected, &next, exempt, parent_slot, signals_blocked);
 	if (r == WRITE_PUBLISHED)
 		note_stops(&next);
+	*serving = 0;
+	for (int k = 0; k < TRACKS; k++)
+		if (track_serves(&next, k))
+			*serving |= 1u << k;
 	return r;
 }
 
@@ -608,7 +612,8 @@ int clock_read_slow(unsigned clock, struct timespec *ts)
 			if (attempt >= WRITE_ATTEMPTS)
 				return 0;
 			enum track_stop why;
-			if (recover(false, &why) == WRITE_NO_ANCHOR)
+			uint32_t serving;
+			if (recover(false, &why, &serving) == WRITE_NO_ANCHOR)
 				attempt++; /* a clock that gives no reading: pass through sooner */
 			continue;
 		}
@@ -678,7 +683,8 @@ int clock_start(const struct line_setup *setup, const char **err)
 	}
 
 	enum track_stop why;
-	enum write_result r = recover(setup->signals_blocked, &why);
+	uint32_t serving;
+	enum write_result r = recover(setup->signals_blocked, &why, &serving);
 	if (r != WRITE_PUBLISHED) {
 		*err = r != WRITE_NO_ANCHOR ? "could not publish the first line"
 		       : why == TRACK_NOISY ? "the kernel's CLOCK_MONOTONIC is too noisy to hold the error bound"
@@ -690,17 +696,13 @@ int clock_start(const struct line_setup *setup, const char **err)
 	/* Opened last, and only for the clocks whose first readings were good: until now
 	 * every call went to the real function, and a clock that starts stopped never
 	 * serves. */
-	uint64_t w;
-	struct line first;
-	while (!snapshot(&w, &first))
-		;
 	for (int c = 0; c < SERVED_CLOCK_COUNT; c++) {
 		if (!(setup->served & (1u << c)))
 			continue;
-		if (!track_serves(&first, c)) {
+		if (!(serving & (1u << c))) {
 			if (say_level >= 1)
 				say_brief("not serving ", clock_table[c].name, ": ",
-					  track_stop_text((enum track_stop)first.health[c].stopped), NULL);
+					  track_stop_text((enum track_stop)atomic_load(&clock_tally.stop_cause[c])), NULL);
 			continue;
 		}
 		served_at_start |= 1u << c;

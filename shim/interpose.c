@@ -103,7 +103,10 @@ static int clock_gettime_real(clockid_t clock, struct timespec *ts)
 
 static int timespec_get_vdso(struct timespec *ts, int base)
 {
-	if (__builtin_expect(base == TIME_UTC && vdso_clock_gettime(CLOCK_REALTIME, ts) == 0, 1))
+	/* Loaded atomically: each entry point's first call after the decision stores it
+	 * again (the same value) while other threads call through it. A plain load on x86. */
+	clock_gettime_fn *vdso = __atomic_load_n(&vdso_clock_gettime, __ATOMIC_RELAXED);
+	if (__builtin_expect(base == TIME_UTC && vdso(CLOCK_REALTIME, ts) == 0, 1))
 		return base;
 	return real_timespec_get(ts, base);
 }

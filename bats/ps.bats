@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # tscshim ps: real processes in each state (serving, passing through, undecided, held
-# mid-decision, a fork child, another version, no shim, exiting while being read), read
+# mid-decision, a fork child, some clocks or the whole line stopped since, another
+# version, no shim, exiting while being read), read
 # from outside; its three outputs; the shim found wherever it was loaded from (installed,
 # stripped, deleted since); and as an unprivileged user. The machine is shared: other
 # processes may have the shim loaded, so each test names its own (-p) or picks them out.
@@ -13,6 +14,7 @@ EXIT_LIB="$ROOT/build/test/libps_exit.so"
 LAYOUT_LIB="$ROOT/build/test/libstate_layout.so"
 FLOOR="$ROOT/build/libtscshim-floor.so"
 HOLD_LIB="$ROOT/build/test/libloading_hold.so"
+REFCLOCK="$ROOT/build/test/librefclock.so"
 
 setup() {
 	export TSCSHIM_CACHE="$BATS_TEST_TMPDIR/cache"
@@ -215,6 +217,63 @@ print(len(got), "samples")' <<<"$output"
 	[[ "$(line_of "$cold")" =~ \ measured\ +at\ load\ .*\ serving,\ unfenced:\ monotonic, ]]
 	[[ "$(line_of "$query")" =~ \ cache\ +at\ a\ query\ .*\ serving,\ fenced: ]]
 	[[ "$(line_of "$refused")" =~ \ cache\ +at\ read\ 1\ .*\ passing\ through:\ max-shift$ ]]
+}
+
+# ps's three outputs for one process, each a success: $metrics (well formed), $json, and
+# the table in $output (for line_of).
+read_three_ways() { # PID
+	run --separate-stderr "$TSCSHIM" ps --prometheus -p "$1"
+	echo "$output"
+	[ "$status" -eq 0 ] || return 1
+	check_exposition <<<"$output" || return 1
+	metrics=$output
+	run --separate-stderr "$TSCSHIM" ps --json -p "$1"
+	echo "$output"
+	[ "$status" -eq 0 ] || return 1
+	json=$output
+	run --separate-stderr "$TSCSHIM" ps -p "$1"
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
+# Per-clock stops, staged with the hostile kernel-clock double preloaded after the shim
+# (test/lib_refclock.c): what the shim reads as the kernel's clock misbehaves, each probe's
+# own way. TSCSHIM_SERVE=always: the double's own cost must not make the benefit gate
+# pass through.
+@test "ps: a process whose REALTIME stopped serves the rest: serving, realtime stopped (unreadable)" {
+	require_reliable
+	warm_cache
+	# Every REALTIME call fails: its first readings are bad, so REALTIME never serves
+	# ("not serving realtime" with TSCSHIM_VERBOSE=1); the other three do.
+	start LD_PRELOAD="$SHIM $REFCLOCK" TSCTEST_FAIL_ONE_IN=1 TSCTEST_CLOCKS=realtime TSCSHIM_SERVE=always \
+		TSCSHIM_DECIDE_AFTER=1 -- reads 100
+	read_three_ways "$started"
+	[[ "$(line_of "$started")" == *"  serving, fenced: monotonic,monotonic_raw,boottime; stopped: realtime (unreadable)" ]]
+	[ "$(tail -1 <<<"$output")" = "1 process with the shim loaded: 1 serving, 0 passing through, 0 undecided" ]
+	[ "$(jq -c '.processes[0] | [.state, .stopped, (.clocks | join(","))]' <<<"$json")" = \
+		'["serving",{"realtime":"unreadable"},"monotonic,monotonic_raw,boottime,realtime"]' ]
+	[ "$(jq -r '.processes[0].held_reads' <<<"$json")" -ge 0 ]
+	grep -qx 'tscshim_processes{state="serving"} 1' <<<"$metrics"
+	grep -qx 'tscshim_stopped_clocks{clock="realtime",cause="unreadable"} 1' <<<"$metrics"
+	grep -qx 'tscshim_stopped_clocks{clock="monotonic",cause="unreadable"} 0' <<<"$metrics"
+}
+
+@test "ps: a process whose whole line stopped (its kernel clocks froze) passes through: behind" {
+	require_reliable
+	warm_cache
+	# Every clock stands still 5 ms in 50: the counter, ahead of a kernel clock that
+	# fell behind it, stops MONOTONIC, and with it the whole line. The probe reads until
+	# its status says nothing is served.
+	start LD_PRELOAD="$SHIM $REFCLOCK" TSCTEST_FREEZE_EVERY_MS=50 TSCTEST_FREEZE_MS=5 TSCSHIM_SERVE=always \
+		TSCSHIM_DECIDE_AFTER=1 -- stopped
+	read_three_ways "$started"
+	[[ "$(line_of "$started")" == *"  passing through: behind" ]]
+	[ "$(tail -1 <<<"$output")" = "1 process with the shim loaded: 0 serving, 1 passing through (behind 1), 0 undecided" ]
+	[ "$(jq -c '.processes[0] | [.state, .reason_key, .stopped]' <<<"$json")" = \
+		'["passing_through","behind",{"monotonic":"behind","monotonic_raw":"behind","boottime":"behind","realtime":"behind"}]' ]
+	grep -qx 'tscshim_passing_through_processes{reason="behind"} 1' <<<"$metrics"
+	grep -qx 'tscshim_stopped_clocks{clock="monotonic",cause="behind"} 1' <<<"$metrics"
+	grep -qx 'tscshim_stopped_clocks{clock="realtime",cause="behind"} 1' <<<"$metrics"
 }
 
 @test "ps: a process held mid-decision is undecided, never a decision half made" {

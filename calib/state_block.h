@@ -70,9 +70,21 @@ struct state_block {
 		uint16_t slot_count, slot_size, clocks, counts;
 	} in_stats;
 	uint32_t reserved2;
+	/* Appended (a block of at least STATE_BLOCK_STOPS_SIZE has them): where the per-clock
+	 * stops lie in the tally, each a uint64_t: stopped_clocks (bit c: enum served_clock c
+	 * stopped, at the start or since; bits of clocks the decision did not serve mean
+	 * nothing), stop_causes of stop_cause from stop_cause on (why clock c stopped: enum
+	 * tscshim_stop, include/tscshim.h), and held_reads (reads of a stopped clock answered
+	 * at what it had served). A smaller block, an earlier build of layout 1, says only
+	 * that serving stopped, not which clocks or why. */
+	struct {
+		uint16_t stopped_clocks, stop_cause, stop_causes, held_reads;
+	} in_stops;
 };
 
 /* Layout 1's size, up to reserved2: a block smaller than this is not one. */
 #define STATE_BLOCK_V1_SIZE 112u
+/* With in_stops: a block at least this large says which clocks stopped, and why. */
+#define STATE_BLOCK_STOPS_SIZE 120u
 
 #endif

@@ -61,6 +61,14 @@ struct ps_process {
 	/* What the clock counted so far (every state that read a block). */
 	uint64_t resyncs, reanchors, stops, kernel_reads, lost_writes, largest_error_ns;
 	bool stopped_uncovered;
+	/* Per-clock stops, where the block has them (stops_known; an earlier build's does
+	 * not): bit c, enum served_clock c stopped, at the start or since (ps_classify keeps
+	 * only the decision's served clocks); why, per clock (enum tscshim_stop); reads of a
+	 * stopped clock held at what it had served. */
+	bool stops_known;
+	uint32_t stopped_clocks;
+	uint64_t stop_cause[32];
+	uint64_t held_reads;
 	/* Calls counted where TSCSHIM_STATS is set (counted): served from the counter, all. */
 	bool counted;
 	uint64_t served_reads, calls;
@@ -114,6 +122,14 @@ enum ps_block_result {
  * block holds is checked to lie in the image, every offset within its object. */
 enum ps_block_result ps_block_read(const struct ps_memory *m, const struct ps_image *image, struct ps_process *p);
 
+/* The state of a process whose decision was read (serving and the fields after it set):
+ * serving while the decision serves some clock that has not stopped, else passing through,
+ * with its reason_key. Where the block says which clocks stopped (stops_known),
+ * stopped_clocks is cut to the decision's served clocks; where it does not (an earlier
+ * build of layout 1), any stop at all (`stops`, `stopped_uncovered`) is taken for the
+ * whole line's, as that build's watchdog stopped it. */
+void ps_classify(struct ps_process *p);
+
 /* Reads len bytes until two reads in a row agree (at most a few tries): counters that a
  * process updates while they are read are never torn. 0, or -1 (errno). */
 int ps_read_settled(const struct ps_memory *m, uint64_t address, void *buf, size_t len);
@@ -129,10 +145,16 @@ enum ps_denied ps_denied_why(unsigned process_uid, unsigned my_uid, int ptrace_s
 
 /* The short, stable key of a decided process's state: for a process that passes through,
  * of its reason (the table in ps_reason.c; "other" for a text it does not know), and for
- * one whose serving stopped, "watchdog" or "affinity". */
+ * one whose serving stopped, its stop's: MONOTONIC's cause (ps_stop_key), else the first
+ * stopped clock's; for an earlier build's block, which has no causes, "watchdog" or
+ * "affinity". */
 const char *ps_reason_key(const struct ps_process *p);
 /* Every key, in the table's order, then NULL: for the summary and the metrics. */
 const char *ps_reason_key_at(size_t i);
+/* Why a served clock stopped (enum tscshim_stop), as a key of the same table:
+ * "unreadable", "noisy", "behind", "jumps", "affinity", "corrupt"; "other" for a cause
+ * this reader does not know. */
+const char *ps_stop_key(uint64_t cause);
 
 /* ---- ps_report.c ---- */
 

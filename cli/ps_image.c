@@ -279,6 +279,14 @@ static const char *block_fault(const struct state_block *b, const struct ps_imag
 	for (size_t i = 0; i < sizeof counter / sizeof *counter; i++)
 		if ((uint32_t)counter[i] + 8 > b->in_tally.size)
 			return "a counter outside the tally";
+	/* The per-clock stops, where the block has them: a cause per clock, at most one per
+	 * bit of the decision's served clocks. */
+	if (b->size >= STATE_BLOCK_STOPS_SIZE &&
+	    ((uint32_t)b->in_stops.stopped_clocks + 8 > b->in_tally.size ||
+	     (uint32_t)b->in_stops.held_reads + 8 > b->in_tally.size || b->in_stops.stop_causes == 0 ||
+	     b->in_stops.stop_causes > 32 ||
+	     (uint32_t)b->in_stops.stop_cause + b->in_stops.stop_causes * 8u > b->in_tally.size))
+		return "a counter outside the tally";
 	if (b->in_stats.clocks == 0 || b->in_stats.clocks > 16 ||
 	    (uint32_t)b->in_stats.counts + b->in_stats.clocks * 16u > b->in_stats.slot_size)
 		return "a count outside its slot";
@@ -368,8 +376,9 @@ enum ps_block_result ps_block_read(const struct ps_memory *m, const struct ps_im
 	}
 	if (b.size < STATE_BLOCK_V1_SIZE || !inside(img->block, b.size, img->data_low, img->data_high))
 		return other(p, "state block of a wrong size");
-	/* The fields this reader knows; a newer block's appended ones are not read. */
-	if (read_exact(m, img->block, &b, sizeof b) != 0)
+	/* The fields this reader knows, as far as the block has them (the rest stay 0); a
+	 * newer block's appended ones are not read. */
+	if (read_exact(m, img->block, &b, b.size < sizeof b ? b.size : sizeof b) != 0)
 		return PS_BLOCK_FAILED;
 	/* A process still being loaded: the loader has not relocated the block's addresses
 	 * yet (they hold the image's own, from its file). Nothing decided, nothing read. */
@@ -394,16 +403,37 @@ enum ps_block_result ps_block_read(const struct ps_memory *m, const struct ps_im
 	p->lost_writes = u64_at(tally, b.in_tally.lost_writes);
 	p->largest_error_ns = u64_at(tally, b.in_tally.largest_error_ns);
 	p->stopped_uncovered = u64_at(tally, b.in_tally.stopped_uncovered) != 0;
+	p->stops_known = b.size >= STATE_BLOCK_STOPS_SIZE;
+	if (p->stops_known) {
+		p->stopped_clocks = (uint32_t)u64_at(tally, b.in_stops.stopped_clocks);
+		for (unsigned c = 0; c < b.in_stops.stop_causes; c++)
+			p->stop_cause[c] = u64_at(tally, b.in_stops.stop_cause + c * 8u);
+		p->held_reads = u64_at(tally, b.in_stops.held_reads);
+	}
 	if (!b.decision) {
 		p->state = PS_UNDECIDED;
 		return PS_BLOCK_READ;
 	}
 	if (read_decision(m, &b, p) != 0)
 		return PS_BLOCK_FAILED;
-	/* Serving as decided, unless the watchdog (or a widened affinity) stopped it since. */
-	p->state = p->serving && p->stops == 0 && !p->stopped_uncovered ? PS_SERVING : PS_PASSING;
-	p->reason_key = p->state == PS_PASSING ? ps_reason_key(p) : NULL;
+	ps_classify(p);
 	return PS_BLOCK_READ;
+}
+
+void ps_classify(struct ps_process *p)
+{
+	bool serves;
+	if (p->stops_known) {
+		/* Bits of clocks the decision did not serve mean nothing; a process that passes
+		 * through from the start never opened a clock. */
+		p->stopped_clocks = p->serving ? p->stopped_clocks & p->served : 0;
+		serves = p->serving && (p->served & ~p->stopped_clocks) != 0;
+	} else {
+		/* An earlier build: its watchdog (or a widened affinity) stopped every clock. */
+		serves = p->serving && p->stops == 0 && !p->stopped_uncovered;
+	}
+	p->state = serves ? PS_SERVING : PS_PASSING;
+	p->reason_key = serves ? NULL : ps_reason_key(p);
 }
 
 /* ---- /proc/PID/status, and why access was denied ---- */

@@ -91,6 +91,27 @@ static void clock_names(char *buf, size_t size, uint32_t served)
 	}
 }
 
+/* The stopped clocks with their causes' keys: "realtime (unreadable), boottime (behind)". */
+static void stopped_names(char *buf, size_t size, const struct ps_process *p)
+{
+	size_t len = 0;
+	buf[0] = '\0';
+	for (unsigned c = 0; c < 32 && len < size; c++) {
+		char unknown[16];
+		if ((p->stopped_clocks >> c) & 1)
+			len += (size_t)snprintf(buf + len, size - len, "%s%s (%s)", len ? ", " : "", clock_name(c, unknown),
+						ps_stop_key(p->stop_cause[c]));
+	}
+}
+
+/* A stop's cause as a bucket of the counts: 1 and up, each cause with a key of its own
+ * (ps_stop_key); 0, "other", for any other. */
+enum { STOP_BUCKETS = 16 };
+static size_t stop_bucket(uint64_t cause)
+{
+	return cause < STOP_BUCKETS && strcmp(ps_stop_key(cause), "other") != 0 ? (size_t)cause : 0;
+}
+
 /* ---- the summary ---- */
 
 enum { MAX_KEYS = 64 };
@@ -99,6 +120,7 @@ struct summary {
 	unsigned passing[MAX_KEYS]; /* by ps_reason_key_at's index */
 	uint64_t resyncs, fallbacks, served_reads;
 	unsigned counting;
+	unsigned stopped[32][STOP_BUCKETS]; /* clocks stopped, by clock and stop_bucket */
 };
 
 /* The key's index among ps_reason_key_at's; "other"'s for a key not among them. */
@@ -128,6 +150,9 @@ static void summarize(const struct ps_process *p, size_t n, struct summary *s)
 			s->resyncs += p[i].resyncs;
 			s->fallbacks += p[i].reanchors + p[i].stops;
 		}
+		for (unsigned c = 0; decided(&p[i]) && c < 32; c++)
+			if ((p[i].stopped_clocks >> c) & 1)
+				s->stopped[c][stop_bucket(p[i].stop_cause[c])]++;
 		if (p[i].counted) {
 			s->counting++;
 			s->served_reads += p[i].served_reads;
@@ -187,11 +212,14 @@ static void write_summary_line(FILE *out, const struct summary *s, const struct 
 
 static void state_words(char *buf, size_t size, const struct ps_process *p)
 {
-	char clocks[128];
+	char clocks[128], stopped[256];
 	switch (p->state) {
 	case PS_SERVING:
-		clock_names(clocks, sizeof clocks, p->served);
-		snprintf(buf, size, "serving, %s: %s", p->fenced ? "fenced" : "unfenced", clocks);
+		/* The clocks it serves now; those the decision served that stopped, after. */
+		clock_names(clocks, sizeof clocks, p->served & ~p->stopped_clocks);
+		stopped_names(stopped, sizeof stopped, p);
+		snprintf(buf, size, "serving, %s: %s%s%s", p->fenced ? "fenced" : "unfenced", clocks,
+			 stopped[0] ? "; stopped: " : "", stopped);
 		break;
 	case PS_PASSING: snprintf(buf, size, "passing through: %s", p->reason_key); break;
 	case PS_UNDECIDED:
@@ -217,7 +245,7 @@ void ps_write_table(FILE *out, const struct ps_process *p, size_t n, const struc
 		"DECIDED", "COST", "RESYNCS", "FALLBACKS", "SERVED", "STATE");
 	for (size_t i = 0; i < n; i++) {
 		const struct ps_process *q = &p[i];
-		char when[32] = "-", cost[16] = "-", resyncs[24], fallbacks[24], served[24], state[192];
+		char when[32] = "-", cost[16] = "-", resyncs[24], fallbacks[24], served[24], state[448];
 		if (decided(q)) {
 			if (q->when == PS_AT_READ)
 				snprintf(when, sizeof when, "at read %llu", (unsigned long long)q->at_read);
@@ -314,6 +342,22 @@ static void write_json_decision(struct json_object *o, const struct ps_process *
 	json_u64(o, "kernel_reads", q->kernel_reads);
 	json_u64(o, "lost_writes", q->lost_writes);
 	json_u64(o, "largest_error_ns", q->largest_error_ns);
+	/* The decision's clocks that stopped, and why; null where the block does not say (an
+	 * earlier build's). */
+	if (!q->stops_known) {
+		fputs("null", json_key(o, "stopped"));
+		fputs("null", json_key(o, "held_reads"));
+		return;
+	}
+	struct json_object stopped = {json_key(o, "stopped"), false};
+	fputc('{', stopped.out);
+	for (unsigned c = 0; c < 32; c++) {
+		char unknown[16];
+		if ((q->stopped_clocks >> c) & 1)
+			json_text(&stopped, clock_name(c, unknown), ps_stop_key(q->stop_cause[c]));
+	}
+	fputc('}', stopped.out);
+	json_u64(o, "held_reads", q->held_reads);
 }
 
 static void write_json_process(FILE *out, const struct ps_process *q)
@@ -403,6 +447,26 @@ void ps_write_prometheus(FILE *out, const struct ps_process *p, size_t n, const 
 	       "Processes this scan was not allowed to look into at all (tscshim loaded or not), by why.");
 	for (int d = 0; d < PS_DENIEDS; d++)
 		fprintf(out, "tscshim_not_inspected_processes{why=\"%s\"} %u\n", denials[d].name, t->not_inspected[d]);
+	family(out, "tscshim_stopped_clocks",
+	       "Served clocks the counter stopped serving (their kernel clock misbehaved), counted over the "
+	       "processes read, by clock and cause.");
+	for (unsigned c = 0; c < 32; c++) {
+		/* Every clock this reader knows with every cause, always; a clock it does not
+		 * (a newer shim's) where one stopped. */
+		unsigned any = 0;
+		for (size_t k = 0; k < STOP_BUCKETS; k++)
+			any += s.stopped[c][k];
+		if (c >= SERVED_CLOCK_COUNT && !any)
+			continue;
+		char unknown[16];
+		for (size_t k = 1; k <= STOP_BUCKETS; k++) {
+			size_t bucket = k % STOP_BUCKETS; /* "other", bucket 0, last */
+			if (bucket != 0 && stop_bucket(bucket) == 0)
+				continue;
+			fprintf(out, "tscshim_stopped_clocks{clock=\"%s\",cause=\"%s\"} %u\n", clock_name(c, unknown),
+				bucket ? ps_stop_key(bucket) : "other", s.stopped[c][bucket]);
+		}
+	}
 	family(out, "tscshim_resyncs", "Re-synchronizations with the kernel's clock so far, summed over the processes read.");
 	fprintf(out, "tscshim_resyncs %llu\n", (unsigned long long)s.resyncs);
 	family(out, "tscshim_fallbacks", "Watchdog re-anchors and stops so far, summed over the processes read.");

@@ -312,9 +312,15 @@ static void note_stops(const struct line *published)
 	for (int k = 0; k < TRACKS; k++) {
 		uint64_t bit = 1u << k;
 		enum track_stop cause = (enum track_stop)published->health[k].stopped;
-		if (cause == TRACK_SERVING || (atomic_fetch_or(&clock_tally.stopped_clocks, bit) & bit))
+		if (cause == TRACK_SERVING ||
+		    (atomic_load_explicit(&clock_tally.stopped_clocks, memory_order_relaxed) & bit))
 			continue;
+		/* The cause before the bit (the bit's store releases it): a reader outside the
+		 * process (tscshim ps) that finds the bit finds its cause. A track's cause never
+		 * changes once it stopped, so two writers that both get here store the same. */
 		atomic_store_explicit(&clock_tally.stop_cause[k], cause, memory_order_relaxed);
+		if (atomic_fetch_or(&clock_tally.stopped_clocks, bit) & bit)
+			continue;
 		if (say_level >= 1 && (served_at_start & bit))
 			say_brief("stopped serving ", clock_table[k].name, ": ", track_stop_text(cause),
 				  "; it passes through from here on", NULL);

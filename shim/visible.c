@@ -33,10 +33,18 @@ WIDTH(struct clock_tally, kernel_reads, 8);
 WIDTH(struct clock_tally, lost_writes, 8);
 WIDTH(struct clock_tally, largest_error_ns, 8);
 WIDTH(struct clock_tally, stopped_uncovered, 8);
+WIDTH(struct clock_tally, stopped_clocks, 8);
+WIDTH(struct clock_tally, stop_cause[0], 8);
+WIDTH(struct clock_tally, held_reads, 8);
 WIDTH(struct stats_slot, count, STAT_CLOCKS * 2 * 8);
 
-_Static_assert(sizeof(struct state_block) == STATE_BLOCK_V1_SIZE,
-	       "a field appended to the block goes after reserved2, and STATE_BLOCK_V1_SIZE stays layout 1's");
+_Static_assert(offsetof(struct state_block, in_stops) == STATE_BLOCK_V1_SIZE &&
+		       sizeof(struct state_block) == STATE_BLOCK_STOPS_SIZE,
+	       "a field appended to the block goes at its end, with a define of the size that has it; "
+	       "STATE_BLOCK_V1_SIZE stays layout 1's");
+/* A stopped clock's bit and cause are the served clock's: a cause is enum track_stop,
+ * which shim/status.c asserts is the public enum tscshim_stop a reader decodes. */
+_Static_assert(SERVED_CLOCK_COUNT <= 32, "stopped_clocks' bits are the decision's served clocks");
 _Static_assert(sizeof(struct decision_result) <= UINT16_MAX && sizeof(struct clock_tally) <= UINT16_MAX &&
 		       sizeof(struct stats_slot) <= UINT16_MAX,
 	       "the block gives sizes in 16 bits");
@@ -80,6 +88,13 @@ __attribute__((used)) ON_LOAD_PAGE struct state_block visible_block = {
 			.slot_size = sizeof(struct stats_slot),
 			.clocks = STAT_CLOCKS,
 			.counts = FIELD(struct stats_slot, count),
+		},
+	.in_stops =
+		{
+			.stopped_clocks = FIELD(struct clock_tally, stopped_clocks),
+			.stop_cause = FIELD(struct clock_tally, stop_cause),
+			.stop_causes = sizeof(((struct clock_tally *)0)->stop_cause) / 8,
+			.held_reads = FIELD(struct clock_tally, held_reads),
 		},
 };
 

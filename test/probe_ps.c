@@ -7,7 +7,11 @@
  *                       whose decision is held where the clock's first line is being
  *                       published, for good (mid-decision: the block says undecided)
  *   probe_ps fork N     N reads, then a fork child; says "ready CHILD_PID"
- * Exit status 2 for a bad invocation, 3 where `held` has no test hook. */
+ *   probe_ps stopped    reads until the counter serves no clock (tscshim_status's active
+ *                       0): with the hostile kernel-clock double preloaded after the shim
+ *                       (test/lib_refclock.c), a line that stopped
+ * Exit status 2 for a bad invocation, 3 where `held` has no test hook (or `stopped` no
+ * tscshim_status), 5 where `stopped` read for a minute and serving never stopped. */
 #define _GNU_SOURCE
 #include "tscshim.h"
 
@@ -40,6 +44,30 @@ static void reads(long n)
 	for (long i = 0; i < n; i++)
 		if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
 			exit(4);
+}
+
+/* Reads (each one a chance for a re-synchronization, which is what stops a line) until
+ * the status says nothing is served any more. The minute is a guard against a line that
+ * never stops, not a measure: the test waits for "ready", however long this takes. */
+static int read_until_stopped(void)
+{
+	int (*status)(struct tscshim_status *) = (int (*)(struct tscshim_status *))dlsym(RTLD_DEFAULT, "tscshim_status");
+	if (!status)
+		return 3;
+	struct timespec start, now;
+	if (clock_gettime(CLOCK_MONOTONIC, &start) != 0)
+		return 4;
+	for (;;) {
+		reads(1000);
+		struct tscshim_status st;
+		status(&st);
+		if (!st.active)
+			return 0;
+		if (clock_gettime(CLOCK_MONOTONIC, &now) != 0)
+			return 4;
+		if (now.tv_sec - start.tv_sec > 60)
+			return 5;
+	}
 }
 
 /* In the decision, every signal blocked: only SIGKILL ends the process from here. */
@@ -78,8 +106,12 @@ int main(int argc, char **argv)
 		printf("ready %d\n", (int)child);
 		fflush(stdout);
 		wait_for_ever();
+	} else if (argc == 2 && strcmp(argv[1], "stopped") == 0) {
+		int rc = read_until_stopped();
+		if (rc != 0)
+			return rc;
 	} else {
-		fprintf(stderr, "usage: probe_ps reads N | status | held | fork N\n");
+		fprintf(stderr, "usage: probe_ps reads N | status | held | fork N | stopped\n");
 		return 2;
 	}
 	say_ready();

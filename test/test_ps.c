@@ -103,6 +103,7 @@ struct fake_decision {
 };
 struct fake_tally {
 	uint64_t stopped_uncovered, largest_error_ns, lost_writes, kernel_reads, stops, reanchors, resyncs, appended;
+	uint64_t held_reads, stop_cause[SERVED_CLOCK_COUNT], stopped_clocks;
 };
 struct fake_slot {
 	uint64_t pad;
@@ -173,6 +174,8 @@ static void fake_image(struct fake *f)
 			     offsetof(struct fake_tally, kernel_reads), offsetof(struct fake_tally, lost_writes),
 			     offsetof(struct fake_tally, largest_error_ns), offsetof(struct fake_tally, stopped_uncovered)},
 		.in_stats = {4, sizeof(struct fake_slot), STAT_CLOCKS, offsetof(struct fake_slot, count)},
+		.in_stops = {offsetof(struct fake_tally, stopped_clocks), offsetof(struct fake_tally, stop_cause),
+			     SERVED_CLOCK_COUNT, offsetof(struct fake_tally, held_reads)},
 	};
 	memcpy(b.magic, STATE_BLOCK_MAGIC, 8);
 	put(f, BLOCK_AT, &b, sizeof b);
@@ -279,7 +282,9 @@ static void test_block_decided(void)
 	uint64_t zero = 0;
 	put(f, DECISION_AT + offsetof(struct fake_decision, at_read), &zero, 8);
 	CHECK(read_fake(f, &p) == PS_BLOCK_READ && p.when == PS_AT_QUERY);
-	/* The watchdog stopped it since: passing through, "watchdog"; the affinity widened: "affinity". */
+	/* An earlier build's block, which says only that serving stopped: its watchdog stopped
+	 * it since, passing through, "watchdog"; the affinity widened, "affinity". */
+	block_of(f)->size = STATE_BLOCK_V1_SIZE;
 	uint64_t one = 1;
 	put(f, TALLY_AT + offsetof(struct fake_tally, stops), &one, 8);
 	CHECK(read_fake(f, &p) == PS_BLOCK_READ && p.state == PS_PASSING && strcmp(p.reason_key, "watchdog") == 0);
@@ -295,6 +300,135 @@ static void test_block_decided(void)
 	CHECK(read_fake(f, &p) == PS_BLOCK_READ && strlen(p.reason) == 63 && p.reason[3] == '?');
 	CHECK(strcmp(p.reason_key, "other") == 0);
 	free(f);
+}
+
+/* Sets the fake tally's field at `at` (offsetof(struct fake_tally, ...)). */
+static void put_tally(struct fake *f, size_t at, uint64_t v)
+{
+	put(f, TALLY_AT + at, &v, 8);
+}
+
+static void put_stop(struct fake *f, unsigned clock, uint64_t cause)
+{
+	uint64_t stopped;
+	memcpy(&stopped, f->image + TALLY_AT + offsetof(struct fake_tally, stopped_clocks), 8);
+	put_tally(f, offsetof(struct fake_tally, stopped_clocks), stopped | 1u << clock);
+	put_tally(f, offsetof(struct fake_tally, stop_cause) + clock * 8, cause);
+}
+
+/* The per-clock stops, read by the block's offsets: a process serves while some clock
+ * the decision served has not stopped, and passes through once all have, with the
+ * MONOTONIC stop's cause (the whole line's). The decision serves MONOTONIC and REALTIME. */
+static void test_block_stops(void)
+{
+	struct fake *f = malloc(sizeof *f);
+	struct ps_process p;
+	fake_image(f);
+	fake_decide(f, true, "reliable");
+	/* REALTIME stopped (unreadable), and BOOTTIME's bit, a clock the decision did not
+	 * serve, means nothing; `stops` counts the publication that stopped REALTIME. */
+	put_stop(f, SERVED_REALTIME, TSCSHIM_STOP_UNREADABLE);
+	put_stop(f, SERVED_BOOTTIME, TSCSHIM_STOP_BEHIND);
+	put_tally(f, offsetof(struct fake_tally, stops), 1);
+	put_tally(f, offsetof(struct fake_tally, held_reads), 12);
+	CHECK(read_fake(f, &p) == PS_BLOCK_READ);
+	CHECK(p.stops_known && p.state == PS_SERVING && p.reason_key == NULL);
+	CHECK_EQ_U64(p.stopped_clocks, 1u << SERVED_REALTIME);
+	CHECK_EQ_U64(p.stop_cause[SERVED_REALTIME], TSCSHIM_STOP_UNREADABLE);
+	CHECK_EQ_U64(p.held_reads, 12);
+	/* MONOTONIC stopped too (the whole line, behind): passing through, "behind", though
+	 * REALTIME's own cause differs. */
+	put_stop(f, SERVED_MONOTONIC, TSCSHIM_STOP_BEHIND);
+	CHECK(read_fake(f, &p) == PS_BLOCK_READ && p.state == PS_PASSING);
+	CHECK(strcmp(p.reason_key, "behind") == 0);
+	CHECK_EQ_U64(p.stopped_clocks, 1u << SERVED_MONOTONIC | 1u << SERVED_REALTIME);
+	/* A cause this reader does not know: "other". */
+	put_tally(f, offsetof(struct fake_tally, stop_cause) + SERVED_MONOTONIC * 8, 99);
+	CHECK(read_fake(f, &p) == PS_BLOCK_READ && p.state == PS_PASSING && strcmp(p.reason_key, "other") == 0);
+	/* An earlier build of layout 1 (a block without in_stops): whatever lies past its
+	 * end is not read, and a stop is the whole line's, "watchdog". */
+	block_of(f)->size = STATE_BLOCK_V1_SIZE;
+	block_of(f)->in_stops.stop_causes = 0xffff;
+	CHECK(read_fake(f, &p) == PS_BLOCK_READ && !p.stops_known && p.stopped_clocks == 0 && p.held_reads == 0);
+	CHECK(p.state == PS_PASSING && strcmp(p.reason_key, "watchdog") == 0);
+	put_tally(f, offsetof(struct fake_tally, stops), 0);
+	CHECK(read_fake(f, &p) == PS_BLOCK_READ && p.state == PS_SERVING);
+	/* A newer block, with fields after in_stops: the stops read as this reader knows them. */
+	fake_image(f);
+	fake_decide(f, true, "reliable");
+	put_stop(f, SERVED_REALTIME, TSCSHIM_STOP_JUMPS);
+	block_of(f)->size = STATE_BLOCK_STOPS_SIZE + 64;
+	CHECK(read_fake(f, &p) == PS_BLOCK_READ && p.state == PS_SERVING && p.stop_cause[SERVED_REALTIME] == 4);
+	/* A process that passes through from the start has no stopped clocks, whatever the bits. */
+	fake_decide(f, false, "TSCSHIM_DISABLE=1");
+	CHECK(read_fake(f, &p) == PS_BLOCK_READ && p.state == PS_PASSING && p.stopped_clocks == 0);
+	CHECK(strcmp(p.reason_key, "disabled") == 0);
+	/* Offsets outside the tally, and a count of causes beyond one per clock bit: refused. */
+	const struct {
+		size_t field;
+		uint16_t value;
+	} bad[] = {
+		{offsetof(struct state_block, in_stops.stopped_clocks), sizeof(struct fake_tally) - 4},
+		{offsetof(struct state_block, in_stops.held_reads), sizeof(struct fake_tally)},
+		{offsetof(struct state_block, in_stops.stop_cause), sizeof(struct fake_tally) - 8},
+		{offsetof(struct state_block, in_stops.stop_causes), 0},
+		{offsetof(struct state_block, in_stops.stop_causes), 33},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		fake_image(f);
+		memcpy((unsigned char *)block_of(f) + bad[i].field, &bad[i].value, 2);
+		CHECK(read_fake(f, &p) == PS_BLOCK_OTHER && strstr(p.note, "a counter outside the tally"));
+	}
+	free(f);
+}
+
+/* ps_classify on made-up decisions: which clocks count, and the key of a process whose
+ * every served clock stopped. */
+static void test_classify(void)
+{
+	struct ps_process p;
+	memset(&p, 0, sizeof p);
+	p.serving = true;
+	p.stops_known = true;
+	p.served = 0xf;
+	ps_classify(&p);
+	CHECK(p.state == PS_SERVING && p.reason_key == NULL);
+	/* Three of four stopped (by publications `stops` counts): serving. */
+	p.stops = 2;
+	p.stopped_clocks = 0x7;
+	p.stop_cause[0] = p.stop_cause[1] = p.stop_cause[2] = TSCSHIM_STOP_NOISY;
+	ps_classify(&p);
+	CHECK(p.state == PS_SERVING && p.stopped_clocks == 0x7);
+	/* The fourth: passing through, MONOTONIC's cause. */
+	p.stopped_clocks = 0xf;
+	p.stop_cause[SERVED_REALTIME] = TSCSHIM_STOP_UNREADABLE;
+	ps_classify(&p);
+	CHECK(p.state == PS_PASSING && strcmp(p.reason_key, "noisy") == 0);
+	/* Without MONOTONIC served: the first stopped clock's cause. Bits of clocks not served
+	 * (MONOTONIC's here) are dropped. */
+	p.served = 1u << SERVED_BOOTTIME | 1u << SERVED_REALTIME;
+	p.stopped_clocks = 0xf;
+	p.stop_cause[SERVED_BOOTTIME] = TSCSHIM_STOP_UNCOVERED;
+	ps_classify(&p);
+	CHECK(p.state == PS_PASSING && strcmp(p.reason_key, "affinity") == 0);
+	CHECK_EQ_U64(p.stopped_clocks, p.served);
+	/* A clock this reader does not know (bit 5) still serving: serving. */
+	p.served |= 1u << 5;
+	ps_classify(&p);
+	CHECK(p.state == PS_SERVING);
+	/* An earlier build's block: any stop is the line's; a widened affinity says "affinity". */
+	memset(&p, 0, sizeof p);
+	p.serving = true;
+	p.served = 0xf;
+	p.stopped_clocks = 0x8; /* not read from such a block; ignored if set */
+	ps_classify(&p);
+	CHECK(p.state == PS_SERVING);
+	p.stops = 2;
+	ps_classify(&p);
+	CHECK(p.state == PS_PASSING && strcmp(p.reason_key, "watchdog") == 0);
+	p.stopped_uncovered = true;
+	ps_classify(&p);
+	CHECK(p.state == PS_PASSING && strcmp(p.reason_key, "affinity") == 0);
 }
 
 static void test_block_counts(void)
@@ -460,6 +594,22 @@ static void test_reason_keys(void)
 		CHECK(strspn(ps_reason_key_at(n), "abcdefghijklmnopqrstuvwxyz-") == strlen(ps_reason_key_at(n)));
 	}
 	CHECK(n >= 20 && n < 64);
+	/* The stops' causes: each public cause a key of the table, any other "other". */
+	static const struct {
+		uint64_t cause;
+		const char *key;
+	} stops[] = {
+		{TSCSHIM_STOP_UNREADABLE, "unreadable"}, {TSCSHIM_STOP_NOISY, "noisy"},     {TSCSHIM_STOP_BEHIND, "behind"},
+		{TSCSHIM_STOP_JUMPS, "jumps"},           {TSCSHIM_STOP_UNCOVERED, "affinity"}, {TSCSHIM_STOP_CORRUPT, "corrupt"},
+		{TSCSHIM_STOP_NONE, "other"},            {TSCSHIM_STOP_CORRUPT + 1, "other"}, {UINT64_MAX, "other"},
+	};
+	for (size_t i = 0; i < sizeof stops / sizeof *stops; i++) {
+		CHECK(strcmp(ps_stop_key(stops[i].cause), stops[i].key) == 0);
+		bool listed = false;
+		for (size_t j = 0; j < n; j++)
+			listed = listed || strcmp(ps_reason_key_at(j), stops[i].key) == 0;
+		CHECK(listed);
+	}
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
 		bool listed = false;
 		for (size_t j = 0; j < n; j++)
@@ -570,6 +720,74 @@ static void test_prometheus(void)
 	}
 }
 
+/* Processes with clocks stopped: one whose REALTIME stopped while the rest serve, one
+ * whose whole line stopped (behind), one read from an earlier build's block (no causes),
+ * and one with a stopped clock this reader does not know. */
+static void stopped_processes(struct ps_process p[4])
+{
+	memset(p, 0, 4 * sizeof *p);
+	p[0] = (struct ps_process){.pid = 201, .user = "root", .command = "server", .serving = true, .fenced = true,
+				   .served = 0xf, .source = TSCSHIM_SOURCE_USER_CACHE, .when = PS_AT_READ, .at_read = 1,
+				   .decide_ns = 30000, .stops_known = true, .stopped_clocks = 1u << SERVED_REALTIME,
+				   .held_reads = 3};
+	p[0].stop_cause[SERVED_REALTIME] = TSCSHIM_STOP_UNREADABLE;
+	p[1] = (struct ps_process){.pid = 202, .user = "root", .command = "frozen", .serving = true, .fenced = true,
+				   .served = 0xf, .source = TSCSHIM_SOURCE_USER_CACHE, .when = PS_AT_READ, .at_read = 1,
+				   .decide_ns = 30000, .stops = 1, .stops_known = true, .stopped_clocks = 0xf};
+	for (int c = 0; c < SERVED_CLOCK_COUNT; c++)
+		p[1].stop_cause[c] = TSCSHIM_STOP_BEHIND;
+	p[2] = (struct ps_process){.pid = 203, .user = "root", .command = "older", .serving = true, .served = 0xf,
+				   .when = PS_AT_LOAD, .stops = 1};
+	p[3] = (struct ps_process){.pid = 204, .user = "root", .command = "newer", .serving = true, .served = 0x21,
+				   .when = PS_AT_LOAD, .stops_known = true, .stopped_clocks = 0x20};
+	p[3].stop_cause[5] = 99;
+	for (int i = 0; i < 4; i++)
+		ps_classify(&p[i]);
+}
+
+static void test_outputs_stopped(void)
+{
+	struct ps_process p[4];
+	stopped_processes(p);
+	struct ps_scan_totals t = {0};
+	char *text = written(ps_write_table, p, 4, &t);
+	CHECK(strstr(text, "  serving, fenced: monotonic,monotonic_raw,boottime; stopped: realtime (unreadable)\n"));
+	CHECK(strstr(text, "  passing through: behind\n"));
+	CHECK(strstr(text, "  passing through: watchdog\n"));
+	CHECK(strstr(text, "  serving, unfenced: monotonic; stopped: clock5 (other)\n"));
+	/* A process with some clocks stopped is serving; one with all, passing through. */
+	CHECK(strstr(text, "\n4 processes with the shim loaded: 2 serving, 2 passing through (behind 1, watchdog 1), "
+			   "0 undecided\n"));
+
+	text = written(ps_write_json, p, 4, &t);
+	CHECK(strstr(text, "\"largest_error_ns\": 0, \"stopped\": {\"realtime\": \"unreadable\"}, \"held_reads\": 3"));
+	CHECK(strstr(text, "\"reason_key\": \"behind\""));
+	CHECK(strstr(text, "\"stopped\": {\"monotonic\": \"behind\", \"monotonic_raw\": \"behind\", "
+			   "\"boottime\": \"behind\", \"realtime\": \"behind\"}, \"held_reads\": 0"));
+	CHECK(strstr(text, "\"reason_key\": \"watchdog\""));
+	CHECK(strstr(text, "\"stopped\": null, \"held_reads\": null"));
+	CHECK(strstr(text, "\"stopped\": {\"clock5\": \"other\"}"));
+
+	text = written(ps_write_prometheus, p, 4, &t);
+	CHECK(strstr(text, "\n# TYPE tscshim_stopped_clocks gauge\n"
+			   "tscshim_stopped_clocks{clock=\"monotonic\",cause=\"unreadable\"} 0\n"));
+	CHECK(strstr(text, "\ntscshim_stopped_clocks{clock=\"realtime\",cause=\"unreadable\"} 1\n"));
+	CHECK(strstr(text, "\ntscshim_stopped_clocks{clock=\"realtime\",cause=\"behind\"} 1\n"));
+	CHECK(strstr(text, "\ntscshim_stopped_clocks{clock=\"monotonic\",cause=\"behind\"} 1\n"));
+	CHECK(strstr(text, "\ntscshim_stopped_clocks{clock=\"boottime\",cause=\"corrupt\"} 0\n"
+			   "tscshim_stopped_clocks{clock=\"boottime\",cause=\"other\"} 0\n"));
+	CHECK(strstr(text, "\ntscshim_stopped_clocks{clock=\"clock5\",cause=\"other\"} 1\n"));
+	/* Every clock this reader knows with every cause (7), and the unknown one's. */
+	size_t samples = 0;
+	for (const char *at = text; (at = strstr(at, "\ntscshim_stopped_clocks{")); at++)
+		samples++;
+	CHECK_EQ_U64(samples, (SERVED_CLOCK_COUNT + 1) * 7);
+	/* An unknown clock with nothing stopped has no samples. */
+	p[3].stopped_clocks = 0;
+	text = written(ps_write_prometheus, p, 4, &t);
+	CHECK(!strstr(text, "clock5"));
+}
+
 static void test_duration(void)
 {
 	char b[16];
@@ -592,6 +810,8 @@ int main(void)
 	RUN(test_image);
 	RUN(test_block_undecided);
 	RUN(test_block_decided);
+	RUN(test_block_stops);
+	RUN(test_classify);
 	RUN(test_block_counts);
 	RUN(test_block_refused);
 	RUN(test_block_exit);
@@ -600,6 +820,7 @@ int main(void)
 	RUN(test_table);
 	RUN(test_json);
 	RUN(test_prometheus);
+	RUN(test_outputs_stopped);
 	RUN(test_duration);
 	return unit_finish();
 }

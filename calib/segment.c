@@ -121,6 +121,15 @@ static void rate_update(struct rate_state *r, const struct anchor *a, const stru
 	}
 }
 
+/* Track k's rate relative to MONOTONIC's: 1 for the clocks that are MONOTONIC plus an
+ * offset, the RAW/MONO ratio (within NTP's 500 ppm of 1) for MONOTONIC_RAW. */
+static double relative_rate(const struct line *l, int k)
+{
+	if (clock_table[k].family == FAMILY_MONOTONIC)
+		return 1.0;
+	return line_rate(l, FAMILY_RAW) / line_rate(l, FAMILY_MONOTONIC);
+}
+
 const char *track_stop_text(enum track_stop cause)
 {
 	static const char *const text[TRACK_STOP_CAUSES] = {
@@ -304,12 +313,13 @@ enum track_course {
 	COURSE_STOPPED,  /* stopped, now or before: its segment is never read */
 };
 
-/* Track k's course at this anchor, and *cause when it stops now. The old line `in->old`
+/* Track k's course at this anchor, *cause when it stops now, and for a slew the error it
+ * corrects (*error_ns, old line - kernel; left as it was otherwise). The old line `in->old`
  * is judged against the kernel only where it was not stale (a lapsed line was clamped,
  * not wrong) and only by a disagreement the reading proves: beyond the bound by more than
  * half its bracket and its spread. Updates the track's health in `next`. */
 static enum track_course track_course(const struct plan_inputs *in, struct line *next, int k, bool stale,
-				      enum track_stop *cause)
+				      enum track_stop *cause, int64_t *error_ns)
 {
 	const struct anchor *a = in->anchor;
 	const struct plan_config *cfg = in->cfg;
@@ -328,7 +338,10 @@ static enum track_course track_course(const struct plan_inputs *in, struct line 
 	/* A running mean of the spread that rises eight times as fast as it falls (weights
 	 * 1/8 and 1/32): noise that begins shows within a few re-synchronizations, one
 	 * glitch moves it little. */
-	uint64_t spread_x32 = 32 * a->spread_ns[k];
+	/* Each anchor counts for at most twice the limit: one whose readings were half out of
+	 * order (two of four) is a glitch, not a clock that noisy. */
+	uint64_t counted = a->spread_ns[k] < 2 * segment_noise_limit(cfg) ? a->spread_ns[k] : 2 * segment_noise_limit(cfg);
+	uint64_t spread_x32 = 32 * counted;
 	if (spread_x32 > h->noise_x32)
 		h->noise_x32 += (spread_x32 - h->noise_x32) / 8;
 	else
@@ -352,6 +365,7 @@ static enum track_course track_course(const struct plan_inputs *in, struct line 
 	}
 	if (-error - doubt > bound)
 		return COURSE_STEP; /* the kernel jumped ahead: a paused VM, a resume, a wall step */
+	*error_ns = error;
 	return COURSE_SLEW;
 }
 
@@ -423,6 +437,7 @@ void segment_plan(const struct plan_inputs *in, struct plan *out)
 	out->outcome = PLAN_CONTINUE;
 	out->error_measured = false;
 	out->error_ns = 0;
+	out->largest_error_ns = 0;
 	out->stepped = 0;
 	if (!anchor_has(a, SERVED_MONOTONIC)) {
 		out->outcome = PLAN_NO_ANCHOR;
@@ -434,8 +449,14 @@ void segment_plan(const struct plan_inputs *in, struct plan *out)
 	bool stale = in->now >= old->cur.until || a->counter >= old->cur.until;
 	enum track_course course[TRACKS];
 	enum track_stop cause[TRACKS] = {TRACK_SERVING};
-	for (int k = 0; k < TRACKS; k++)
-		course[k] = track_course(in, next, k, stale, &cause[k]);
+	out->largest_error_ns = 0;
+	for (int k = 0; k < TRACKS; k++) {
+		int64_t error = 0;
+		course[k] = track_course(in, next, k, stale, &cause[k], &error);
+		uint64_t magnitude = error < 0 ? (uint64_t)-error : (uint64_t)error;
+		if (magnitude > out->largest_error_ns)
+			out->largest_error_ns = magnitude;
+	}
 	if (cause[SERVED_MONOTONIC] != TRACK_SERVING) {
 		plan_stop(in, out, cause[SERVED_MONOTONIC]);
 		return;
@@ -448,6 +469,7 @@ void segment_plan(const struct plan_inputs *in, struct plan *out)
 		if (course[SERVED_MONOTONIC] == COURSE_STEP)
 			out->outcome = PLAN_REANCHOR;
 	}
+	next->floor_raw_ratio_q62 = (uint64_t)(relative_rate(old, SERVED_MONOTONIC_RAW) * Q62);
 	if (out->outcome == PLAN_REANCHOR) {
 		/* The kernel jumped: a rate measured across the jump would be the jump's. */
 		rate_restart(&next->rate, a);
@@ -481,13 +503,13 @@ void segment_plan(const struct plan_inputs *in, struct plan *out)
 		next->prev_floor[k] = 0;
 }
 
-/* Track k's rate relative to MONOTONIC's: 1 for the clocks that are MONOTONIC plus an
- * offset, the RAW/MONO ratio (within NTP's 500 ppm of 1) for MONOTONIC_RAW. */
-static double relative_rate(const struct line *l, int k)
+/* The ratio the floor of line l was handed out with, for track k: a planned line's
+ * predecessor's (the floor rose past its end), a line stopped whole its own. */
+static double floor_relative_rate(const struct line *l, int k)
 {
-	if (clock_table[k].family == FAMILY_MONOTONIC)
-		return 1.0;
-	return line_rate(l, FAMILY_RAW) / line_rate(l, FAMILY_MONOTONIC);
+	if (clock_table[k].family == FAMILY_MONOTONIC || !l->active || !l->floor_raw_ratio_q62)
+		return relative_rate(l, k);
+	return (double)l->floor_raw_ratio_q62 / Q62;
 }
 
 /* end_k + (mono - end_mono) * relative rate, rounded up: never below the exact mapping. */
@@ -571,7 +593,7 @@ bool line_apply_floor(struct line *next, uint64_t floor, uint32_t skip_tracks)
 	 * followed by a track that serves on. */
 	uint64_t track_floor[TRACKS];
 	for (int k = 0; k < TRACKS; k++) {
-		track_floor[k] = carried(segment_value(prev, k, prev->until), end_mono, floor, relative_rate(next, k));
+		track_floor[k] = carried(segment_value(prev, k, prev->until), end_mono, floor, floor_relative_rate(next, k));
 		if ((next->stopped_now & (1u << k)) && next->health[k].hold_ns < track_floor[k])
 			next->health[k].hold_ns = track_floor[k];
 	}

@@ -101,6 +101,10 @@ struct line {
 	struct track_health health[TRACKS];
 	uint64_t stopped_now;     /* bit per track this plan stopped: its hold still takes in
 	                           * the floor at publication (line_apply_floor) */
+	/* The RAW/MONOTONIC rate ratio (* 2^62) of the line this one was planned from: what
+	 * the kernel reads past that line's end mapped the floor with, so that this line's
+	 * MONOTONIC_RAW is held above what they handed out by the same mapping. */
+	uint64_t floor_raw_ratio_q62;
 };
 
 /* The running mean of a track's readings' spread, in ns. */
@@ -271,6 +275,7 @@ struct plan {
 	enum plan_outcome outcome;
 	bool error_measured;            /* false for a lapsed line */
 	int64_t error_ns;               /* old line - kernel at the anchor (MONOTONIC) */
+	uint64_t largest_error_ns;      /* the largest |old line - kernel| of a clock it slews */
 	uint32_t stepped;               /* bit per track the plan stepped to the kernel */
 };
 

@@ -65,6 +65,9 @@ static bool covers_every_cpu ON_LOAD_PAGE; /* covered holds every possible CPU: 
 static bool started ON_LOAD_PAGE; /* a first line was published and not closed (a fork child inherits it) */
 static uint64_t kernel_read_step_ns ON_LOAD_PAGE; /* a kernel read raises the floor by at least this much */
 static uint32_t served_at_start ON_LOAD_PAGE; /* bit per track the first line opened */
+/* Per stopped track, the kernel's value when its reads were first held below what it had
+ * handed out (0: not yet): whether the kernel stands still or runs on below it. */
+static _Atomic uint64_t held_kernel_first[TRACKS];
 
 /* In memory a fork child keeps: what its parent last published, for continuity. Each
  * only grows. The slot shadow_state names is not free: its superseding writer frees it
@@ -193,14 +196,12 @@ static bool anchor_reads_served(const struct anchor *a, const struct line *l)
 	return true;
 }
 
-/* Whether every clock has a good reading in the anchor, none spread beyond what a first
- * line accepts. */
+/* Whether every clock has a good reading in the anchor. (Not whether its readings are
+ * quiet: taking a noisy clock's anchor again until one happens to be quiet would start
+ * its line on the luckiest.) */
 static bool anchor_complete(const struct anchor *a)
 {
-	for (int k = 0; k < TRACKS; k++)
-		if (!(a->valid & (1u << k)) || a->spread_ns[k] > segment_first_spread_limit(&plan_cfg))
-			return false;
-	return true;
+	return a->valid == (1u << TRACKS) - 1;
 }
 
 /* ---- lines in slots ---- */
@@ -321,8 +322,12 @@ static void note_stops(const struct line *published)
 		atomic_store_explicit(&clock_tally.stop_cause[k], cause, memory_order_relaxed);
 		if (atomic_fetch_or(&clock_tally.stopped_clocks, bit) & bit)
 			continue;
+		/* Stopped with the line: MONOTONIC's kernel clock was the one at fault. */
+		bool with_line = !published->active && k != SERVED_MONOTONIC &&
+				 published->health[SERVED_MONOTONIC].stopped == cause;
 		if (say_level >= 1 && (served_at_start & bit))
-			say_brief("stopped serving ", clock_table[k].name, ": ", track_stop_text(cause),
+			say_brief("stopped serving ", clock_table[k].name,
+				  with_line ? " with monotonic, every clock's reference: " : ": ", track_stop_text(cause),
 				  "; it passes through from here on", NULL);
 	}
 }
@@ -360,9 +365,11 @@ static enum write_result resync(uint64_t w, const struct line *old, uint64_t now
 	struct plan_inputs in = {.old = old, .anchor = &a, .now = now, .cfg = &plan_cfg};
 	struct plan plan;
 	segment_plan(&in, &plan);
-	if (!lapsed && (plan.next.stopped_now || plan.stepped || plan.outcome == PLAN_REANCHOR)) {
-		/* A fault is acted on only when a second, larger set of readings shows it too:
-		 * two readings of three out of order would otherwise step a clock, or stop it. */
+	if (!lapsed && (plan.next.stopped_now || plan.stepped || plan.outcome == PLAN_REANCHOR ||
+			plan.largest_error_ns > plan_cfg.bound_ns / 2)) {
+		/* A fault, or a correction of over half the bound, is acted on only when a
+		 * second, larger set of readings shows it too: two readings of three out of
+		 * order would otherwise step a clock, stop it, or pull it off by their age. */
 		take_anchor(&a, READINGS_MOST, 7, old);
 		segment_plan(&in, &plan);
 	}
@@ -436,12 +443,12 @@ static enum write_result recover(bool signals_blocked, enum track_stop *why, uin
 		have_parent = true;
 	}
 	struct anchor a;
-	/* A first line wants a narrow bracket and a view of the noise (a child's, its
-	 * parent's rates). A clock missing from it would never serve, so it is taken again,
-	 * twice at most, where one is missing or spread: a preemption at the wrong moment
-	 * goes, a clock that fails or is noisy stays. */
+	/* A first line wants a narrow bracket and a view of the noise: seven readings a clock
+	 * (a child's, on its parent's rates). A clock missing from it would never serve, so
+	 * it is taken again, twice at most, where one has no good reading: a preemption at
+	 * the wrong moment goes, a clock that fails stays. */
 	for (int attempt = 0; attempt < 3; attempt++) {
-		take_anchor(&a, READINGS_MOST, 5, have_parent ? &parent : NULL);
+		take_anchor(&a, READINGS_MOST, 7, have_parent ? &parent : NULL);
 		if (anchor_complete(&a))
 			break;
 	}
@@ -467,6 +474,13 @@ static enum write_result recover(bool signals_blocked, enum track_stop *why, uin
 			if (parent.health[k].stopped != TRACK_SERVING)
 				next.health[k] = (struct track_health){.stopped = parent.health[k].stopped};
 	}
+	/* A stopped clock's hold is its parent's: where the child's kernel clock is far
+	 * below it (a time namespace moved it, or it was stepped back), holding would stand
+	 * still for the whole way: that clock passes through in the child. */
+	for (int k = 0; have_parent && k < TRACKS; k++)
+		if (!track_serves(&next, k) && (a.valid & (1u << k)) &&
+		    a.ns[k] + plan_cfg.watchdog_ns < track_hold(&next, k, a.at[k]))
+			__atomic_store_n(&clock_config.served_index[clock_table[k].id], 0, __ATOMIC_RELEASE);
 	/* The floor half of the pair is 0 here (wiped); a continued line carries its
 	 * parent's floor in its bases instead. */
 	if (!line_apply_floor(&next, expected[1], exempt))
@@ -510,7 +524,12 @@ static uint64_t retry_after_no_anchor(uint64_t now)
 
 /* ---- the slow path ---- */
 
-enum kernel_read_result { KERNEL_READ_SERVED, KERNEL_READ_RETRY, KERNEL_READ_FAILED };
+enum kernel_read_result {
+	KERNEL_READ_SERVED,
+	KERNEL_READ_RETRY,  /* the state changed: read the new line */
+	KERNEL_READ_PASS,   /* a wall clock: the caller's own call answers */
+	KERNEL_READ_FAILED, /* the kernel's clock failed every reading: errno is its */
+};
 
 /* The kernel's MONOTONIC now, for a read past a line's hard end: the median of three
  * checked readings (the latest good one, where fewer are good), as an anchor takes them,
@@ -540,13 +559,12 @@ static bool kernel_monotonic_now(uint64_t *ns)
  * kernel_read_step_ns, so that a crowd of readers here does not keep a writer from
  * publishing; in between it stands still, for at most the line's lead on the kernel
  * plus one step. KERNEL_READ_RETRY: the state changed, read the new line;
- * KERNEL_READ_FAILED: the kernel's clock gave no time, or the clock is a wall clock
- * (never held: past the hard end it is the kernel's own, which may have stepped back),
- * and the caller's call passes through (and returns what the kernel returns). */
+ * KERNEL_READ_PASS: a wall clock (never held: past the hard end it is the kernel's own,
+ * which may have stepped back); KERNEL_READ_FAILED: the kernel's clock gave no time. */
 static enum kernel_read_result kernel_read(unsigned clock, uint64_t w, const struct line *l, struct timespec *ts)
 {
 	if (clock_table[clock].wall)
-		return KERNEL_READ_FAILED;
+		return KERNEL_READ_PASS;
 	uint64_t kernel;
 	if (!kernel_monotonic_now(&kernel))
 		return KERNEL_READ_FAILED;
@@ -575,14 +593,20 @@ static enum kernel_read_result kernel_read(unsigned clock, uint64_t w, const str
  * clock does not step back where the kernel's own did not). Once the kernel is past the
  * most the track could ever have handed out (its line's flat end), the clock passes
  * through for good, at the hot path's first test: every kernel value from then on is
- * above anything it served, in every thread. A wall clock is never held. Returns 1 with
- * *ts, or 0 when the kernel's call gave no time: the caller's own call then returns what
- * the kernel returns. */
+ * above anything it served, in every thread. So too once the kernel runs on below the
+ * hold (it was stepped back: its own values went back). A wall clock is never held.
+ * Returns 1 with *ts, or -1 when the kernel's call failed (errno its): the caller returns
+ * that, not a second call's answer, which no hold would cover. */
 static int stopped_read(unsigned clock, const struct line *l, uint64_t t, struct timespec *ts)
 {
 	struct timespec now;
-	if (real_clock_gettime(clock_table[clock].id, &now) != 0 || !timespec_is_time(&now))
-		return 0;
+	if (real_clock_gettime(clock_table[clock].id, &now) != 0)
+		return -1; /* errno is the kernel's */
+	if (!timespec_is_time(&now)) {
+		/* A success that is no time: the hold, never what was on the stack. */
+		ns_to_timespec(track_hold(l, (int)clock, t), ts);
+		return 1;
+	}
 	uint64_t kernel = timespec_to_ns(&now);
 	if (clock_table[clock].wall || kernel >= track_hold(l, (int)clock, UINT64_MAX)) {
 		__atomic_store_n(&clock_config.served_index[clock_table[clock].id], 0, __ATOMIC_RELEASE);
@@ -591,6 +615,18 @@ static int stopped_read(unsigned clock, const struct line *l, uint64_t t, struct
 	}
 	uint64_t hold = track_hold(l, (int)clock, t);
 	if (kernel >= hold) {
+		*ts = now;
+		return 1;
+	}
+	/* Behind what the clock handed out. A kernel clock that stands still (frozen) is
+	 * held; one that runs on below it was stepped back, and then its own values go back:
+	 * once it has run on by the bound since the holding began, it passes through for
+	 * good rather than stand still for the whole step. */
+	uint64_t first = 0;
+	if (!atomic_compare_exchange_strong_explicit(&held_kernel_first[clock], &first, kernel, memory_order_relaxed,
+						     memory_order_relaxed) &&
+	    kernel > first + plan_cfg.bound_ns) {
+		__atomic_store_n(&clock_config.served_index[clock_table[clock].id], 0, __ATOMIC_RELEASE);
 		*ts = now;
 		return 1;
 	}
@@ -614,13 +650,17 @@ int clock_read_slow(unsigned clock, struct timespec *ts)
 		 * by the lapse). */
 		uint64_t t = read_counter();
 		if (w == 0) {
-			/* No line: a fork child's first read (or one racing it). */
-			if (attempt >= WRITE_ATTEMPTS)
+			/* No line: a fork child's first read (or one racing it). A recovery that
+			 * found no good reading is not tried again for 1/8 of a life (the writer's
+			 * token, unused before a first line): meanwhile reads pass through. */
+			if (attempt >= WRITE_ATTEMPTS || atomic_load_explicit(&wiped.writer_token, memory_order_relaxed) > t)
 				return 0;
 			enum track_stop why;
 			uint32_t serving;
-			if (recover(false, &why, &serving) == WRITE_NO_ANCHOR)
-				attempt++; /* a clock that gives no reading: pass through sooner */
+			if (recover(false, &why, &serving) == WRITE_NO_ANCHOR) {
+				atomic_store_explicit(&wiped.writer_token, retry_after_no_anchor(t), memory_order_relaxed);
+				return 0;
+			}
 			continue;
 		}
 		if (!track_serves(&l, (int)clock))
@@ -645,8 +685,10 @@ int clock_read_slow(unsigned clock, struct timespec *ts)
 		switch (kernel_read(clock, w, &l, ts)) {
 		case KERNEL_READ_SERVED:
 			return 1;
-		case KERNEL_READ_FAILED:
+		case KERNEL_READ_PASS:
 			return 0;
+		case KERNEL_READ_FAILED:
+			return -1;
 		case KERNEL_READ_RETRY:
 			break;
 		}
@@ -737,8 +779,11 @@ void clock_counters(struct clock_counters *out)
 {
 	const struct line *l;
 	uint64_t w = line_read_begin(&l);
-	/* A fork child that has not read a clock yet has no line, but will serve. */
-	out->active = !started ? 0 : w != 0 ? (int)LOAD(l->active) : 1;
+	/* A fork child that has not read a clock yet has no line: it will take its parent's,
+	 * which its own memory still holds (shadow_state names it), stopped or not. */
+	if (w == 0)
+		l = &line_slots[slot_of(atomic_load_explicit(&shadow_state, memory_order_acquire))].line;
+	out->active = !started ? 0 : l == &line_slots[0].line ? 1 : (int)LOAD(l->active);
 	out->mult = LOAD(l->cur.clk[SERVED_MONOTONIC].mult);
 	out->shift = (uint32_t)LOAD(l->cur.clk[SERVED_MONOTONIC].shift);
 	out->resyncs = atomic_load(&clock_tally.resyncs);

@@ -42,8 +42,9 @@ void clock_set_read_plan(unsigned plan);
 void clock_close(void);
 
 /* Finishes a read the inline part left (READ_SLOW), with a counter value of its own.
- * Returns 1 with *ts filled, or 0: pass the call through (no line could be drawn, or the
- * kernel's clock gave no time: the caller's own call returns what the kernel does). A
+ * Returns 1 with *ts filled; 0: pass the call through (no line could be drawn, or a wall
+ * clock past a line's hard end); -1: the kernel's clock, read here in the caller's stead,
+ * failed, and errno is what it set: the caller returns that failure as the kernel's. A
  * stopped clock's read is the kernel's value, held at or above what it served. */
 int clock_read_slow(unsigned clock, struct timespec *ts);
 

@@ -232,14 +232,16 @@ static int timespec_get_undecided(struct timespec *ts, int base)
 
 /* ---- the entry points ---- */
 
-/* The rare part of a served read (READ_SLOW): 1 with *ts filled, else 0 (the clock
- * stopped being served: pass the call through). Counted as served when it serves. */
+/* The rare part of a served read (READ_SLOW): 1 with *ts filled; 0: pass the call
+ * through; -1: the kernel's clock failed the read, errno as it set it (the caller returns
+ * that, never a second call's answer, which a stopped clock's hold would not cover).
+ * Counted as served when it serves. */
 static __attribute__((noinline)) int served_slow(struct timespec *ts, unsigned served)
 {
-	if (!clock_read_slow(served, ts))
-		return 0;
-	count_call(served, true);
-	return 1;
+	int r = clock_read_slow(served, ts);
+	if (r > 0)
+		count_call(served, true);
+	return r;
 }
 
 /* A clock_gettime the counter does not serve: its target, and a failure said as glibc
@@ -260,7 +262,8 @@ static inline __attribute__((always_inline)) int clock_gettime_pass(clockid_t cl
  * across the counter read. */
 static __attribute__((noinline)) int clock_gettime_slow(struct timespec *ts, unsigned served)
 {
-	return served_slow(ts, served) ? 0 : clock_gettime_pass(clock_table[served].id, ts);
+	int r = served_slow(ts, served);
+	return r > 0 ? 0 : r < 0 ? -1 : clock_gettime_pass(clock_table[served].id, ts);
 }
 
 SHIM_EXPORT int clock_gettime(clockid_t clock, struct timespec *ts)
@@ -287,7 +290,10 @@ static inline void timespec_to_timeval(const struct timespec *ts, struct timeval
 static __attribute__((noinline)) int gettimeofday_slow(struct timeval *tv, unsigned served)
 {
 	struct timespec ts;
-	if (!served_slow(&ts, served))
+	int r = served_slow(&ts, served);
+	if (r < 0)
+		return -1;
+	if (r == 0)
 		return pass_to.gettimeofday(tv, NULL);
 	timespec_to_timeval(&ts, tv);
 	return 0;
@@ -309,7 +315,8 @@ SHIM_EXPORT int gettimeofday(struct timeval *tv, void *tz)
 
 static __attribute__((noinline)) int timespec_get_slow(struct timespec *ts, unsigned served)
 {
-	return served_slow(ts, served) ? TIME_UTC : pass_to.timespec_get(ts, TIME_UTC);
+	int r = served_slow(ts, served);
+	return r > 0 ? TIME_UTC : r < 0 ? 0 : pass_to.timespec_get(ts, TIME_UTC);
 }
 
 SHIM_EXPORT int timespec_get(struct timespec *ts, int base)

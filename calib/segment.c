@@ -593,6 +593,8 @@ bool line_apply_floor(struct line *next, uint64_t floor, uint32_t skip_tracks)
 	 * followed by a track that serves on. */
 	uint64_t track_floor[TRACKS];
 	for (int k = 0; k < TRACKS; k++) {
+		if (skip_tracks & (1u << k))
+			continue;
 		track_floor[k] = carried(segment_value(prev, k, prev->until), end_mono, floor, floor_relative_rate(next, k));
 		if ((next->stopped_now & (1u << k)) && next->health[k].hold_ns < track_floor[k])
 			next->health[k].hold_ns = track_floor[k];
@@ -621,9 +623,15 @@ bool line_apply_floor(struct line *next, uint64_t floor, uint32_t skip_tracks)
 	if (from >= next->expiry)
 		return false;
 	if (from > next->cur.start) {
-		/* The same segment, started later: every track's value at `from`. */
-		for (int k = 0; k < TRACKS; k++)
+		/* The same segment, started later: every track's value at `from`. A track no
+		 * floor holds (a wall clock re-anchored on the kernel) stands at its planned
+		 * start value until then, as the others stand at their floors: never at the old
+		 * line's clamped end. */
+		for (int k = 0; k < TRACKS; k++) {
+			if ((skip_tracks & (1u << k)) && next->prev_floor[k] < next->cur.clk[k].base)
+				next->prev_floor[k] = next->cur.clk[k].base;
 			next->cur.clk[k].base = segment_value(&next->cur, k, from);
+		}
 		next->cur.start = from;
 	}
 	return true;

@@ -61,7 +61,7 @@ enum track_stop {
 	TRACK_UNREADABLE,  /* no good reading of its kernel clock (failed, out of order, or
 	                    * slower than twice the bound), at the start or twice in a row */
 	TRACK_NOISY,       /* its readings disagree among themselves too much (at the start by
-	                    * a quarter of the bound, since by 1/12 on average): the served
+	                    * a quarter of the bound, since by 1/10 on average): the served
 	                    * clock could not stay within the bound of them */
 	TRACK_BEHIND,      /* the kernel's clock fell behind the counter by more than the
 	                    * bound (frozen, slowed or stepped back): following would step back */

@@ -35,7 +35,7 @@ enum tscshim_stop {
 	TSCSHIM_STOP_UNREADABLE, /* the kernel's clock gave no good reading: its calls failed,
 	                          * read out of order, or took over twice TSCSHIM_MAX_ERROR_NS,
 	                          * at the start or at two re-synchronizations in a row */
-	TSCSHIM_STOP_NOISY,      /* its readings spread by more than a quarter of the bound */
+	TSCSHIM_STOP_NOISY,      /* its readings are noisier than about half the bound */
 	TSCSHIM_STOP_BEHIND,     /* the kernel's clock fell behind the counter beyond the bound
 	                          * (frozen, slowed or stepped back) */
 	TSCSHIM_STOP_JUMPS,      /* it jumped ahead at three re-synchronizations in a row */

@@ -145,6 +145,10 @@ static struct clock_reading read_clock(clockid_t id)
 
 enum { READINGS_MOST = 8 };
 
+/* How far below a stopped clock's hold a fork child's kernel clock may be, and the child
+ * still hold it (recover). */
+#define HOLD_ACROSS_FORK_NS 1000000000ull
+
 /* Every served clock at one counter value, each from readings of its own bracketed by
  * the counter: at least `want` good ones, one of them narrow, in at most `tries` (a
  * clock that fails, reads out of order or slowly takes more). Each reading is brought to
@@ -474,12 +478,14 @@ static enum write_result recover(bool signals_blocked, enum track_stop *why, uin
 			if (parent.health[k].stopped != TRACK_SERVING)
 				next.health[k] = (struct track_health){.stopped = parent.health[k].stopped};
 	}
-	/* A stopped clock's hold is its parent's: where the child's kernel clock is far
-	 * below it (a time namespace moved it, or it was stepped back), holding would stand
-	 * still for the whole way: that clock passes through in the child. */
+	/* A stopped clock's hold is its parent's: where the child's kernel clock is below it
+	 * by more than a second (a time namespace moved it back, or it was stepped back),
+	 * holding would stand still for the whole way: that clock passes through in the
+	 * child. (A kernel clock frozen for less is held, as in the parent; one that runs on
+	 * below the hold passes through at its first reads anyway: stopped_read.) */
 	for (int k = 0; have_parent && k < TRACKS; k++)
 		if (!track_serves(&next, k) && (a.valid & (1u << k)) &&
-		    a.ns[k] + plan_cfg.watchdog_ns < track_hold(&next, k, a.at[k]))
+		    a.ns[k] + HOLD_ACROSS_FORK_NS < track_hold(&next, k, a.at[k]))
 			__atomic_store_n(&clock_config.served_index[clock_table[k].id], 0, __ATOMIC_RELEASE);
 	/* The floor half of the pair is 0 here (wiped); a continued line carries its
 	 * parent's floor in its bases instead. */

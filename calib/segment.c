@@ -338,9 +338,11 @@ static enum track_course track_course(const struct plan_inputs *in, struct line 
 	/* A running mean of the spread that rises eight times as fast as it falls (weights
 	 * 1/8 and 1/32): noise that begins shows within a few re-synchronizations, one
 	 * glitch moves it little. */
-	/* Each anchor counts for at most twice the limit: one whose readings were half out of
-	 * order (two of four) is a glitch, not a clock that noisy. */
-	uint64_t counted = a->spread_ns[k] < 2 * segment_noise_limit(cfg) ? a->spread_ns[k] : 2 * segment_noise_limit(cfg);
+	/* Each anchor counts for at most four times the limit: one whose readings were half
+	 * out of order (two of four) is a glitch, not a clock that noisy (it moves the mean
+	 * half way to the limit); three such in a row are. */
+	uint64_t most = 4 * segment_noise_limit(cfg);
+	uint64_t counted = a->spread_ns[k] < most ? a->spread_ns[k] : most;
 	uint64_t spread_x32 = 32 * counted;
 	if (spread_x32 > h->noise_x32)
 		h->noise_x32 += (spread_x32 - h->noise_x32) / 8;
@@ -353,7 +355,10 @@ static enum track_course track_course(const struct plan_inputs *in, struct line 
 	if (stale)
 		return clock_table[k].wall ? COURSE_STEP : COURSE_SLEW;
 	int64_t error = (int64_t)(line_value(in->old, k, a->at[k]) - a->ns[k]);
-	int64_t doubt = (int64_t)(a->width_ns[k] / 2 + a->spread_ns[k]);
+	/* How far the reading may be off: half its bracket, and for a noisy clock about the
+	 * noise's amplitude (three times the readings' spread, which runs at about a third of
+	 * it): a median pulled by noise proves no fault; the noise's mean stops it instead. */
+	int64_t doubt = (int64_t)(a->width_ns[k] / 2 + 3 * a->spread_ns[k]);
 	int64_t bound = (int64_t)cfg->bound_ns;
 	if (error - doubt > bound) {
 		/* The counter ran ahead of the kernel, as far as this reading can tell. A wall

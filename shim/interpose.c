@@ -294,7 +294,7 @@ static __attribute__((noinline)) int gettimeofday_slow(struct timeval *tv, unsig
 	if (r < 0)
 		return -1;
 	if (r == 0)
-		return pass_to.gettimeofday(tv, NULL);
+		return __atomic_load_n(&pass_to.gettimeofday, __ATOMIC_ACQUIRE)(tv, NULL);
 	timespec_to_timeval(&ts, tv);
 	return 0;
 }
@@ -316,7 +316,7 @@ SHIM_EXPORT int gettimeofday(struct timeval *tv, void *tz)
 static __attribute__((noinline)) int timespec_get_slow(struct timespec *ts, unsigned served)
 {
 	int r = served_slow(ts, served);
-	return r > 0 ? TIME_UTC : r < 0 ? 0 : pass_to.timespec_get(ts, TIME_UTC);
+	return r > 0 ? TIME_UTC : r < 0 ? 0 : __atomic_load_n(&pass_to.timespec_get, __ATOMIC_ACQUIRE)(ts, TIME_UTC);
 }
 
 SHIM_EXPORT int timespec_get(struct timespec *ts, int base)

@@ -148,7 +148,7 @@ $(B)/test/test_floor: test/test_floor.c test/unit.h cli/floor.h $(B)/cli/floor.o
 	$(CC) $(ALL_CFLAGS) -Icli $< $(B)/cli/floor.o $(B)/cli/samples.o $(B)/libtsccalib.a -o $@ $(LDLIBS)
 
 # Programs run under the shim by the bats tests: plain executables.
-$(B)/test/probe_%: test/probe_%.c include/tscshim.h test/kernel_ns.h test/checked_read.h test/seccomp_one_call.h shim/test_points.h
+$(B)/test/probe_%: test/probe_%.c include/tscshim.h test/kernel_ns.h test/checked_read.h test/seccomp_one_call.h test/hostile_check.h shim/test_points.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Ishim $< -o $@ -pthread -ldl
 

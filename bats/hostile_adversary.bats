@@ -47,6 +47,7 @@ setup_file() {
 # The machine too loaded for the decision to measure: nothing was tried.
 decided_or_skip() {
 	[[ "$output" != *"reason=estimate inconclusive"* ]] || skip "the decision's estimate was inconclusive (a loaded machine)"
+	[[ "$output" != *"exceeds TSCSHIM_MAX_SKEW_NS"* ]] || skip "the decision's estimate, measured on a loaded machine, refused the counter"
 }
 
 # hostile SECONDS [monotonic-reference] -- VARIABLE=VALUE...: probe_hostile under the double.
@@ -249,8 +250,11 @@ nothing_stopped() {
 # bound") 1 run in 5 serves up to 1022 ns off. Both hostile.bats tests are flaky for it.
 # Root cause: calib/segment.c segment_first (noise_x32 = 32 * spread / 4) and
 # shim/clock.c recover() (retrying for spread); plan_track's gain (F9).
+# A noise the decision met is a statistic of a few anchors' readings: found within a few
+# re-synchronizations, which on a loaded machine take longer than 5 ms: 20 ms here.
 @test "adversary: FOUND a reference jittered by +/-1 us or +/-500 ns: never served beyond the bound" {
 	require_reliable
+	local SETTLE_US=20000
 	for i in 1 2 3 4 5 6 7 8 9 10; do
 		hostile 0.5 -- TSCTEST_JITTER_NS=1000
 		[ "$status" -eq 0 ]

@@ -37,6 +37,7 @@
  *                        are times; monotonic ones never below the handler's last).
  * Exit 1 on a broken promise, 2 on a usage error. */
 #define _GNU_SOURCE
+#include "hostile_check.h"
 #include "tscshim.h"
 
 #include <dlfcn.h>
@@ -60,132 +61,22 @@
 #define CLONE_NEWTIME 0x00000080
 #endif
 
-static int (*reference)(clockid_t, struct timespec *);
-static uint64_t (*last_call)(clockid_t, int64_t *);
-static int64_t (*settled_ns)(clockid_t);
-
-static const struct {
-	clockid_t id;
-	const char *name;
-	bool monotonic;
-} clocks[] = {
-	{CLOCK_MONOTONIC, "monotonic", true},
-	{CLOCK_MONOTONIC_RAW, "monotonic_raw", true},
-	{CLOCK_BOOTTIME, "boottime", true},
-	{CLOCK_REALTIME, "realtime", false},
-};
-enum { CLOCKS = sizeof clocks / sizeof *clocks };
-
-static int64_t limit_ns, settle_ns, read_gap_ns;
-static bool reference_monotonic;
+static struct hostile_double dbl;
+static struct hostile_limits limits = {.reads_around = 1, .reference_tries = 20};
+static int64_t read_gap_ns;
 static _Atomic bool stop;
 
-struct tally {
-	long reads, served, passed, failed, checked, over, backwards, garbage, invented;
-	int64_t worst_ns;
-};
+#define clocks hostile_clocks
+#define CLOCKS HOSTILE_CLOCKS
+#define report hostile_report
+#define ns_of hostile_ns_of
+#define syscall_ns hostile_true_ns
 
 struct reader {
 	pthread_t thread;
 	pid_t tid;
-	struct tally t[CLOCKS];
+	struct hostile_tally t[HOSTILE_CLOCKS];
 };
-
-static _Atomic int reports;
-
-static void report(const char *what, int clock, int64_t a, int64_t b)
-{
-	if (atomic_fetch_add(&reports, 1) < 12)
-		printf("# %s: %s %lld %lld\n", clocks[clock].name, what, (long long)a, (long long)b);
-}
-
-static int64_t ns_of(const struct timespec *ts)
-{
-	return (int64_t)ts->tv_sec * 1000000000 + ts->tv_nsec;
-}
-
-static int64_t syscall_ns(clockid_t c)
-{
-	struct timespec ts;
-	syscall(SYS_clock_gettime, c, &ts);
-	return ns_of(&ts);
-}
-
-/* The clock as the shim sees it, retried past a few failures; false where it kept failing
- * (a window of failures): then nothing is checked against it. */
-static bool reference_ns(clockid_t c, int64_t *ns)
-{
-	struct timespec ts;
-	for (int i = 0; i < 20; i++)
-		if (reference(c, &ts) == 0) {
-			*ns = ns_of(&ts);
-			return true;
-		}
-	return false;
-}
-
-static void read_one(int k, struct tally *t, int64_t *previous, bool *previous_served)
-{
-	clockid_t c = clocks[k].id;
-	int64_t quiet_before = settled_ns(c);
-	int64_t lo = INT64_MAX, hi = INT64_MIN, r;
-	bool have_before = reference_ns(c, &r);
-	if (have_before)
-		lo = hi = r;
-	int64_t unused;
-	uint64_t calls_before = last_call(c, &unused);
-	struct timespec ts = {.tv_sec = -1, .tv_nsec = -1};
-	errno = 0;
-	int rc = clock_gettime(c, &ts);
-	int saved_errno = errno;
-	int64_t last;
-	uint64_t calls_after = last_call(c, &last);
-	bool have_after = reference_ns(c, &r);
-	if (have_after) {
-		lo = r < lo ? r : lo;
-		hi = r > hi ? r : hi;
-	}
-	int64_t quiet_after = settled_ns(c);
-	t->reads++;
-	if (rc != 0) {
-		t->failed++;
-		if (calls_after == calls_before || saved_errno != EINVAL) {
-			t->invented++;
-			report("a failure the kernel's clock did not return: errno", k, saved_errno, 0);
-		}
-		return;
-	}
-	if (ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= 1000000000) {
-		t->garbage++;
-		report("not a time", k, ts.tv_sec, ts.tv_nsec);
-		return;
-	}
-	int64_t v = ns_of(&ts);
-	bool served = !(calls_after > calls_before && v == last);
-	if (served) {
-		t->served++;
-		if (have_before && have_after && quiet_before >= settle_ns && quiet_after >= settle_ns) {
-			int64_t error = v < lo ? lo - v : v > hi ? v - hi : 0;
-			t->checked++;
-			if (error > t->worst_ns)
-				t->worst_ns = error;
-			if (error > limit_ns) {
-				t->over++;
-				report("served beyond the bound of the readings around it: value - lowest, - highest", k,
-				       v - lo, v - hi);
-			}
-		}
-	} else {
-		t->passed++;
-	}
-	if (clocks[k].monotonic && v < *previous && (reference_monotonic || (served && *previous_served))) {
-		t->backwards++;
-		report(served ? "served a value below an earlier one by" : "passed a value below an earlier one by", k,
-		       *previous - v, 0);
-	}
-	*previous = v;
-	*previous_served = served;
-}
 
 /* ---- signal handlers ---- */
 
@@ -209,7 +100,7 @@ static void on_signal(int sig)
 			continue;
 		}
 		int64_t v = ns_of(&ts);
-		if (clocks[k].monotonic && reference_monotonic && v < handler_previous[k])
+		if (clocks[k].monotonic && limits.reference_monotonic && v < handler_previous[k])
 			atomic_fetch_add(&handler_broken, 1);
 		handler_previous[k] = v;
 	}
@@ -224,7 +115,7 @@ static void *reader_main(void *p)
 	bool previous_served[CLOCKS] = {false};
 	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
 		for (int k = 0; k < CLOCKS; k++)
-			read_one(k, &r->t[k], &previous[k], &previous_served[k]);
+			hostile_read_one(&dbl, &limits, k, &r->t[k], &previous[k], &previous_served[k]);
 		if (read_gap_ns) {
 			struct timespec nap = {.tv_sec = read_gap_ns / 1000000000, .tv_nsec = read_gap_ns % 1000000000};
 			nanosleep(&nap, NULL);
@@ -284,7 +175,7 @@ static int child_main(const int64_t before_fork[CLOCKS], int fd, bool say_status
 	bool trace = getenv("ADV_CHILD_TRACE") != NULL;
 	int64_t start = syscall_ns(CLOCK_MONOTONIC);
 	int64_t unused;
-	uint64_t calls_start = last_call(CLOCK_MONOTONIC, &unused);
+	uint64_t calls_start = dbl.last_call(CLOCK_MONOTONIC, &unused);
 	long reads = 0;
 	for (int i = 0; i < child_reads; i++)
 		for (int k = 0; k < CLOCKS; k++) {
@@ -325,14 +216,14 @@ static int child_main(const int64_t before_fork[CLOCKS], int fd, bool say_status
 					broken = 1;
 				}
 			}
-			if (clocks[k].monotonic && reference_monotonic && !timens_text && v < before_fork[k]) {
+			if (clocks[k].monotonic && limits.reference_monotonic && !timens_text && v < before_fork[k]) {
 				CHILD_REPORT("# child: %s %lld below what its parent read before the fork\n", clocks[k].name,
 				       (long long)(before_fork[k] - v));
 				broken = 1;
 			}
 		}
 	int64_t per[2] = {(syscall_ns(CLOCK_MONOTONIC) - start) / reads,
-			  (int64_t)(last_call(CLOCK_MONOTONIC, &unused) - calls_start) * 100 / reads};
+			  (int64_t)(dbl.last_call(CLOCK_MONOTONIC, &unused) - calls_start) * 100 / reads};
 	if (write(fd, per, sizeof per) != sizeof per)
 		broken = 1;
 	fflush(stdout);
@@ -410,9 +301,9 @@ int main(int argc, char **argv)
 	}
 	double seconds = atof(argv[1]);
 	int threads = atoi(argv[2]);
-	limit_ns = atoll(argv[3]);
-	settle_ns = atoll(argv[4]) * 1000;
-	reference_monotonic = argc == 6;
+	limits.limit_ns = atoll(argv[3]);
+	limits.settle_ns = atoll(argv[4]) * 1000;
+	limits.reference_monotonic = argc == 6;
 	const char *v;
 	int64_t fork_every_ns = (v = getenv("ADV_FORK_EVERY_MS")) ? atoll(v) * 1000000 : 0;
 	int64_t signal_ns = (v = getenv("ADV_SIGNAL_US")) ? atoll(v) * 1000 : 0;
@@ -423,10 +314,7 @@ int main(int argc, char **argv)
 	child_limit_ns = (v = getenv("ADV_CHILD_LIMIT_NS")) ? atoll(v) : 0;
 	timens_text = getenv("ADV_TIMENS");
 	read_gap_ns = (v = getenv("ADV_READ_GAP_US")) ? atoll(v) * 1000 : 0;
-	reference = (int (*)(clockid_t, struct timespec *))dlsym(RTLD_DEFAULT, "tsctest_reference");
-	last_call = (uint64_t(*)(clockid_t, int64_t *))dlsym(RTLD_DEFAULT, "tsctest_last");
-	settled_ns = (int64_t(*)(clockid_t))dlsym(RTLD_DEFAULT, "tsctest_settled_ns");
-	if (!reference || !last_call || !settled_ns || threads < 1 || threads > 64) {
+	if (!hostile_double_find(&dbl) || threads < 1 || threads > 64) {
 		fprintf(stderr, "probe_hostile_adv: needs build/test/librefclock.so preloaded after the shim\n");
 		return 2;
 	}
@@ -435,6 +323,8 @@ int main(int argc, char **argv)
 		sigemptyset(&sa.sa_mask);
 		sigaction(SIGURG, &sa, NULL);
 	}
+	status_active(); /* the decision, now: its moment starts the settling */
+	limits.decided_at_ns = hostile_true_ns(CLOCK_MONOTONIC);
 	struct reader *r = calloc((size_t)threads, sizeof *r);
 	for (int i = 0; i < threads; i++)
 		pthread_create(&r[i].thread, NULL, reader_main, &r[i]);
@@ -464,28 +354,14 @@ int main(int argc, char **argv)
 		}
 	}
 	atomic_store(&stop, true);
-	struct tally all[CLOCKS];
+	struct hostile_tally all[HOSTILE_CLOCKS];
 	memset(all, 0, sizeof all);
 	for (int i = 0; i < threads; i++) {
 		pthread_join(r[i].thread, NULL);
-		for (int k = 0; k < CLOCKS; k++) {
-			struct tally *a = &all[k], *t = &r[i].t[k];
-			a->reads += t->reads, a->served += t->served, a->passed += t->passed;
-			a->failed += t->failed, a->checked += t->checked, a->over += t->over;
-			a->backwards += t->backwards, a->garbage += t->garbage, a->invented += t->invented;
-			if (t->worst_ns > a->worst_ns)
-				a->worst_ns = t->worst_ns;
-		}
+		for (int k = 0; k < HOSTILE_CLOCKS; k++)
+			hostile_tally_add(&all[k], &r[i].t[k]);
 	}
-	bool broken = false;
-	for (int k = 0; k < CLOCKS; k++) {
-		struct tally *a = &all[k];
-		printf("hostile: clock=%s reads=%ld served=%ld passed=%ld failed=%ld checked=%ld worst_ns=%lld "
-		       "over=%ld backwards=%ld garbage=%ld invented=%ld\n",
-		       clocks[k].name, a->reads, a->served, a->passed, a->failed, a->checked,
-		       (long long)a->worst_ns, a->over, a->backwards, a->garbage, a->invented);
-		broken |= a->over || a->backwards || a->garbage || a->invented;
-	}
+	bool broken = hostile_tally_print(all);
 	if (fork_every_ns) {
 		printf("forks: children=%ld broken=%ld child_ns_per_read=%lld child_calls_per_read=%lld.%02lld\n", forks,
 		       children_broken, (long long)worst_child_ns, (long long)(worst_child_calls_x100 / 100),

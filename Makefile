@@ -300,7 +300,7 @@ sanitize-build:
 		$(MAKE) --no-print-directory B=build-tsan CC=clang CFLAGS="$(SAN_CFLAGS_tsan)" $(call san_goals,build-tsan); \
 	else echo "sanitize-build: the TSan build is skipped: $$why"; fi
 
-sanitize: all sanitize-build
+sanitize: all $(B)/test/probe_ps sanitize-build
 	@bash test/sanitize.sh
 
 # `make soak`: the load, ordering, migration and signal tests, the trust probes and the

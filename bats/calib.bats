@@ -54,7 +54,14 @@ assert c["source"] == "shim" and c["fenced_plan"] == plan, c
 assert c["floor"]["fenced_plan"] == plan and c["floor"]["read"].endswith(", as the shim\x27s"), c
 ' "$plan"
 	done
-	run "$TSCSHIM" calib "${QUICK[@]}"
+	# The shim's own path is measured only where its estimate served (a loaded machine can
+	# leave one inconclusive, and the floor then reads "the cheapest here"): tried thrice.
+	local try
+	for try in 1 2 3; do
+		run "$TSCSHIM" calib "${QUICK[@]}"
+		[[ "$output" != *"the shim's own path not measured"* ]] && break
+	done
+	echo "$output"
 	[[ "$output" == *"floor:               fenced "*" ns ("*", as the shim's), unfenced "* ]]
 }
 

@@ -54,11 +54,13 @@ all_served() {
 	[[ "$output" == *"status: loaded=1 active=1 served_clocks=15 "* ]]
 }
 
-# Nothing served from the counter after the decision: every clock passed through.
-none_served() {
+# Nothing served from the counter past the settling after the decision: every clock passed
+# through. (Readings that a loaded machine slowed have wide brackets, which hide noise: a
+# first line may then be drawn, and stops within a few re-synchronizations.)
+none_served_after_settling() {
 	local c
 	for c in monotonic monotonic_raw boottime realtime; do
-		[ "$(field "$c" served)" -eq 0 ] || { echo "$c: served by the counter"; return 1; }
+		[ "$(field "$c" checked)" -eq 0 ] || { echo "$c: served by the counter past the settling"; return 1; }
 	done
 }
 
@@ -94,7 +96,7 @@ none_served() {
 		[[ "$output" == *"status: loaded=1 active=0 "* ]]
 	done
 	hostile 1 -- TSCTEST_JITTER_NS=5000
-	none_served
+	none_served_after_settling
 }
 
 @test "hostile: a reference that turns noisy after the decision: each clock stops, said in the status" {

@@ -18,12 +18,16 @@
 #define TEST_HOSTILE_CHECK_H
 
 #define _GNU_SOURCE
+#include "kernel_ns.h"
+
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -69,19 +73,6 @@ static inline bool hostile_double_find(struct hostile_double *d)
 	return d->reference && d->last_call && d->settled_ns;
 }
 
-static inline int64_t hostile_ns_of(const struct timespec *ts)
-{
-	return (int64_t)ts->tv_sec * 1000000000 + ts->tv_nsec;
-}
-
-/* True time, through the system call: no preloaded library stands in front of it. */
-static inline int64_t hostile_true_ns(clockid_t c)
-{
-	struct timespec ts;
-	syscall(SYS_clock_gettime, c, &ts);
-	return hostile_ns_of(&ts);
-}
-
 static _Atomic int hostile_reports;
 
 static inline void hostile_report(const char *what, int k, int64_t a, int64_t b)
@@ -100,7 +91,7 @@ static inline bool hostile_reference(const struct hostile_double *d, const struc
 		struct timespec ts;
 		for (int i = 0; i < lim->reference_tries; i++)
 			if (d->reference(c, &ts) == 0) {
-				int64_t r = hostile_ns_of(&ts);
+				int64_t r = ns_of(&ts);
 				*lo = r < *lo ? r : *lo;
 				*hi = r > *hi ? r : *hi;
 				any = true;
@@ -116,7 +107,7 @@ static inline void hostile_read_one(const struct hostile_double *d, const struct
 				    struct hostile_tally *t, int64_t *previous, bool *previous_served)
 {
 	clockid_t c = hostile_clocks[k].id;
-	int64_t since_decision = hostile_true_ns(CLOCK_MONOTONIC) - lim->decided_at_ns;
+	int64_t since_decision = kernel_ns(CLOCK_MONOTONIC) - lim->decided_at_ns;
 	int64_t quiet_before = d->settled_ns(c);
 	if (since_decision < quiet_before)
 		quiet_before = since_decision;
@@ -144,7 +135,7 @@ static inline void hostile_read_one(const struct hostile_double *d, const struct
 		hostile_report("not a time", k, ts.tv_sec, ts.tv_nsec);
 		return;
 	}
-	int64_t v = hostile_ns_of(&ts);
+	int64_t v = ns_of(&ts);
 	bool served = !(calls_after > calls_before && v == last);
 	if (served) {
 		t->served++;
@@ -193,6 +184,26 @@ static inline bool hostile_tally_print(const struct hostile_tally all[HOSTILE_CL
 		broken |= a->over || a->backwards || a->garbage || a->invented;
 	}
 	return broken;
+}
+
+/* The probes' common arguments: SECONDS THREADS LIMIT_NS SETTLE_US [monotonic-reference],
+ * and TSCTEST_PROBE_READS (readings on each side); false on a usage error, said on stderr. */
+static inline bool hostile_parse_args(int argc, char **argv, const char *name, struct hostile_limits *lim,
+				      double *seconds, int *threads)
+{
+	if (argc < 5 || argc > 6 || (argc == 6 && strcmp(argv[5], "monotonic-reference") != 0)) {
+		fprintf(stderr, "usage: see the comment at the top of test/%s.c\n", name);
+		return false;
+	}
+	*seconds = atof(argv[1]);
+	*threads = atoi(argv[2]);
+	lim->limit_ns = atoll(argv[3]);
+	lim->settle_ns = atoll(argv[4]) * 1000;
+	lim->reference_monotonic = argc == 6;
+	const char *reads = getenv("TSCTEST_PROBE_READS");
+	if (reads && atoi(reads) > 0)
+		lim->reads_around = atoi(reads);
+	return true;
 }
 
 #endif

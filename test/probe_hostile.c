@@ -73,18 +73,10 @@ static void print_status(void)
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (argc < 5 || argc > 6 || (argc == 6 && strcmp(argv[5], "monotonic-reference") != 0)) {
-		fprintf(stderr, "usage: see the comment at the top of test/probe_hostile.c\n");
+	double seconds;
+	int threads;
+	if (!hostile_parse_args(argc, argv, "probe_hostile", &limits, &seconds, &threads))
 		return 2;
-	}
-	double seconds = atof(argv[1]);
-	int threads = atoi(argv[2]);
-	limits.limit_ns = atoll(argv[3]);
-	limits.settle_ns = atoll(argv[4]) * 1000;
-	limits.reference_monotonic = argc == 6;
-	const char *reads = getenv("TSCTEST_PROBE_READS");
-	if (reads && atoi(reads) > 0)
-		limits.reads_around = atoi(reads);
 	if (!hostile_double_find(&dbl) || threads < 1 || threads > 64) {
 		fprintf(stderr, "probe_hostile: needs build/test/librefclock.so preloaded after the shim\n");
 		return 2;
@@ -94,7 +86,7 @@ int main(int argc, char **argv)
 	struct tscshim_status s;
 	if (status_sized())
 		status_sized()(&s, sizeof s);
-	limits.decided_at_ns = hostile_true_ns(CLOCK_MONOTONIC);
+	limits.decided_at_ns = kernel_ns(CLOCK_MONOTONIC);
 	struct reader *r = calloc((size_t)threads, sizeof *r);
 	for (int i = 0; i < threads; i++)
 		pthread_create(&r[i].thread, NULL, reader_main, &r[i]);

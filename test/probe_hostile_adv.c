@@ -5,6 +5,7 @@
  * fault), fork children, and signal handlers.
  *
  *   probe_hostile_adv SECONDS THREADS LIMIT_NS SETTLE_US [monotonic-reference]
+ *   (and TSCTEST_PROBE_READS, as test/probe_hostile.c takes them)
  *
  * Variables:
  *   ADV_FORK_EVERY_MS=P  the main thread forks a child every P ms. Just before each fork
@@ -69,8 +70,8 @@ static _Atomic bool stop;
 #define clocks hostile_clocks
 #define CLOCKS HOSTILE_CLOCKS
 #define report hostile_report
-#define ns_of hostile_ns_of
-#define syscall_ns hostile_true_ns
+#define ns_of ns_of
+#define syscall_ns kernel_ns
 
 struct reader {
 	pthread_t thread;
@@ -295,15 +296,10 @@ static void fork_one(bool say_status)
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (argc < 5 || argc > 6 || (argc == 6 && strcmp(argv[5], "monotonic-reference") != 0)) {
-		fprintf(stderr, "usage: see the comment at the top of test/probe_hostile_adv.c\n");
+	double seconds;
+	int threads;
+	if (!hostile_parse_args(argc, argv, "probe_hostile_adv", &limits, &seconds, &threads))
 		return 2;
-	}
-	double seconds = atof(argv[1]);
-	int threads = atoi(argv[2]);
-	limits.limit_ns = atoll(argv[3]);
-	limits.settle_ns = atoll(argv[4]) * 1000;
-	limits.reference_monotonic = argc == 6;
 	const char *v;
 	int64_t fork_every_ns = (v = getenv("ADV_FORK_EVERY_MS")) ? atoll(v) * 1000000 : 0;
 	int64_t signal_ns = (v = getenv("ADV_SIGNAL_US")) ? atoll(v) * 1000 : 0;
@@ -324,7 +320,7 @@ int main(int argc, char **argv)
 		sigaction(SIGURG, &sa, NULL);
 	}
 	status_active(); /* the decision, now: its moment starts the settling */
-	limits.decided_at_ns = hostile_true_ns(CLOCK_MONOTONIC);
+	limits.decided_at_ns = kernel_ns(CLOCK_MONOTONIC);
 	struct reader *r = calloc((size_t)threads, sizeof *r);
 	for (int i = 0; i < threads; i++)
 		pthread_create(&r[i].thread, NULL, reader_main, &r[i]);

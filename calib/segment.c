@@ -217,6 +217,8 @@ bool anchor_track_from(struct anchor *a, int k, const struct clock_reading *read
 	a->width_ns[k] = median->width_ns;
 	a->spread_ns[k] = others ? beyond[(others - 1) / 2] : 0;
 	a->valid |= 1u << k;
+	if (count == 1)
+		a->lone |= 1u << k;
 	return true;
 }
 
@@ -313,6 +315,16 @@ enum track_course {
 	COURSE_STOPPED,  /* stopped, now or before: its segment is never read */
 };
 
+/* Whether track k's reading lies beyond the bound of the old line, by more than half its
+ * bracket: what would step or stop it. */
+static bool lone_reading_disagrees(const struct plan_inputs *in, int k)
+{
+	const struct anchor *a = in->anchor;
+	int64_t error = (int64_t)(line_value(in->old, k, a->at[k]) - a->ns[k]);
+	uint64_t magnitude = error < 0 ? (uint64_t)-error : (uint64_t)error;
+	return magnitude > in->cfg->bound_ns + a->width_ns[k] / 2;
+}
+
 /* Track k's course at this anchor, *cause when it stops now, and for a slew the error it
  * corrects (*error_ns, old line - kernel; left as it was otherwise). The old line `in->old`
  * is judged against the kernel only where it was not stale (a lapsed line was clamped,
@@ -330,6 +342,15 @@ static enum track_course track_course(const struct plan_inputs *in, struct line 
 		/* A current line, verified at the last anchor, may run one life more at the
 		 * measured rate; a lapsed one cannot be placed at all. */
 		if (++h->misses < 2 && !stale)
+			return COURSE_BLIND;
+		*cause = TRACK_UNREADABLE;
+		return COURSE_STOPPED;
+	}
+	/* One good reading (its fellows failed, or came after the thread was preempted) is
+	 * as likely out of order as any: it cannot prove a fault, and a fault is all that an
+	 * error beyond the bound would be. It is counted as no reading at all. */
+	if ((a->lone & (1u << k)) && !stale && lone_reading_disagrees(in, k)) {
+		if (++h->misses < 2)
 			return COURSE_BLIND;
 		*cause = TRACK_UNREADABLE;
 		return COURSE_STOPPED;

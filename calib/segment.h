@@ -131,10 +131,12 @@ static inline uint64_t track_hold(const struct line *l, int k, uint64_t t);
  * at counter value at[k], known to lie within +/- width_ns[k] / 2 (its reading's bracket)
  * where the clock is consistent;
  * spread_ns[k] says how far the readings of clock k disagreed among themselves beyond
- * their brackets (noise, readings out of order): 0 for a consistent clock. */
+ * their brackets (noise, readings out of order): 0 for a consistent clock, and 0 too for
+ * one good reading, which says nothing of its order: `lone` marks those. */
 struct anchor {
 	uint64_t counter;             /* MONOTONIC's: the anchor's moment */
 	uint32_t valid;               /* bit per track */
+	uint32_t lone;                /* bit per track whose value rests on one good reading */
 	uint64_t at[TRACKS];          /* the counter value each clock's reading is at */
 	uint64_t ns[TRACKS];
 	uint64_t width_ns[TRACKS];
@@ -172,8 +174,8 @@ bool reading_is_good(const struct clock_reading *r, uint64_t at, const struct re
  * on the slope to the first good one's counter value (a->at[k]); its bracket's width;
  * and the spread: the lower median of the other readings' distances from it beyond both
  * brackets (fewer than half the readings out of order move neither the value nor the
- * spread). Sets the track's bit in a->valid and returns true, or returns false (no good
- * reading). */
+ * spread). Sets the track's bit in a->valid (and in a->lone where one reading was good)
+ * and returns true, or returns false (no good reading). */
 bool anchor_track_from(struct anchor *a, int k, const struct clock_reading *readings, int n,
 		       const struct reading_limits *limits);
 

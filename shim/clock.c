@@ -172,11 +172,24 @@ static void take_anchor(struct anchor *a, int tries, int want, const struct line
 		struct reading_limits own = limits;
 		own.ns_per_tick = line ? line_rate(line, clock_table[k].family) : tick;
 		struct clock_reading r[READINGS_MOST];
-		int n = 0, good = 0;
+		int n = 0, good = 0, calls = 0;
 		uint64_t first_good = 0;
 		bool narrow = false;
 		while (n < tries && n < READINGS_MOST && (good < want || !narrow)) {
 			r[n] = read_clock(clock_table[k].id);
+			calls++;
+			if (good && calls <= 2 * tries && reading_is_good(&r[n], 0, &own) &&
+			    !reading_is_good(&r[n], first_good, &own)) {
+				/* The thread was away between two readings (preempted, or a call
+				 * that spun): the readings before the gap are dropped, not the ones
+				 * after it, so that a preemption never leaves one reading to stand
+				 * alone, unable to out-vote being out of order. */
+				r[0] = r[n];
+				n = 0;
+				good = 0;
+				first_good = 0;
+				narrow = false;
+			}
 			if (reading_is_good(&r[n], first_good, &own)) {
 				if (!good++)
 					first_good = r[n].before + (r[n].after - r[n].before) / 2;

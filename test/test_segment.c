@@ -409,6 +409,15 @@ static void an_anchor_is_the_median_of_good_readings(void)
 	CHECK_EQ_U64(a.ns[SERVED_MONOTONIC], 5020);
 	CHECK_EQ_U64(a.spread_ns[SERVED_MONOTONIC], 0);
 
+	/* ...nor one 20 us behind, on values far from 0 (above, the old reading's value
+	 * wrapped: it was the highest). */
+	struct clock_reading behind[3] = {reading(1000, 1040, 1000005020), reading(1100, 1130, 1000005115 - 20000),
+					  reading(1200, 1250, 1000005225)};
+	a = (struct anchor){.counter = 1000};
+	CHECK(anchor_track_from(&a, SERVED_MONOTONIC, behind, 3, &limits));
+	CHECK_EQ_U64(a.ns[SERVED_MONOTONIC], 1000005020);
+	CHECK_EQ_U64(a.spread_ns[SERVED_MONOTONIC], 0);
+
 	/* Two of three readings apart by 1.2 us: the spread says so. (Two of five out of
 	 * order would not: see below.) */
 	r[1].ns += 20000;
@@ -430,6 +439,7 @@ static void an_anchor_is_the_median_of_good_readings(void)
 	bad[0].ns = 5020;
 	CHECK(anchor_track_from(&a, SERVED_REALTIME, bad, 3, &limits));
 	CHECK_EQ_U64(a.ns[SERVED_REALTIME], 5020);
+	CHECK(a.lone == 1u << SERVED_REALTIME); /* ...standing alone, and marked so */
 
 	/* Five readings, two of them 20 us old: value and spread hold. */
 	struct clock_reading five[5] = {reading(1000, 1040, 5020), reading(1100, 1130, 5115 - 20000),
@@ -449,6 +459,7 @@ static void an_anchor_is_the_median_of_good_readings(void)
 	CHECK(anchor_track_from(&a, SERVED_MONOTONIC, late, 3, &limits));
 	CHECK_EQ_U64(a.spread_ns[SERVED_MONOTONIC], 0); /* the two near ones only */
 	CHECK_EQ_U64(a.ns[SERVED_MONOTONIC], 5020);
+	CHECK(a.lone == 0);
 }
 
 static void first_line_starts_without_unread_or_noisy_clocks(void)
@@ -599,6 +610,42 @@ static void a_clock_proven_off_by_more_than_the_bound(void)
 	CHECK(mono < 200 && mono > -200);
 }
 
+/* A reading that stands alone (its fellows failed, or came after a preemption) cannot be
+ * told from one out of order: 2 us off, it neither stops nor steps a clock, it is counted
+ * as no reading (the clock runs on blind once, and stops as unreadable if the next
+ * anchor is no better); within the bound it corrects as any reading does. */
+static void a_lone_reading_proves_no_fault(void)
+{
+	struct line l;
+	first_line(&l, &steady, 10000000);
+	struct kernel k = steady;
+	k.offset[SERVED_BOOTTIME] -= 2000;
+	k.offset[SERVED_MONOTONIC] += 2000;
+	struct anchor a = anchor_of(&k, l.expiry + 100, 0, 100);
+	a.lone = (1u << SERVED_BOOTTIME) | (1u << SERVED_MONOTONIC);
+	struct plan p = plan_from(&l, &a, l.expiry);
+	CHECK(p.outcome == PLAN_CONTINUE);
+	CHECK(p.stepped == 0);
+	for (int c = 0; c < TRACKS; c++)
+		CHECK(track_serves(&p.next, c));
+	CHECK(p.next.health[SERVED_BOOTTIME].misses == 1);
+	CHECK(p.next.health[SERVED_MONOTONIC].misses == 1);
+	/* Twice in a row: unreadable, not behind. */
+	struct line once = p.next;
+	a = anchor_of(&k, once.expiry + 100, 0, 100);
+	a.lone = 1u << SERVED_BOOTTIME;
+	p = plan_from(&once, &a, once.expiry);
+	CHECK(p.next.health[SERVED_BOOTTIME].stopped == TRACK_UNREADABLE);
+	/* Within the bound: a correction like any other. */
+	k = steady;
+	k.offset[SERVED_BOOTTIME] -= 300;
+	a = anchor_of(&k, l.expiry + 100, 0, 100);
+	a.lone = 1u << SERVED_BOOTTIME;
+	p = plan_from(&l, &a, l.expiry);
+	CHECK(track_serves(&p.next, SERVED_BOOTTIME));
+	CHECK(p.next.health[SERVED_BOOTTIME].misses == 0);
+}
+
 /* What a kernel read handed out past the old line's end, before a track stopped, is in
  * its hold. */
 static void holds_take_in_the_floor(void)
@@ -689,6 +736,7 @@ int main(void)
 	RUN(an_unread_clock_continues_once_then_stops);
 	RUN(a_noisy_clock_stops);
 	RUN(a_clock_proven_off_by_more_than_the_bound);
+	RUN(a_lone_reading_proves_no_fault);
 	RUN(holds_take_in_the_floor);
 	RUN(a_rate_is_measured_only_between_readings);
 	RUN(a_jump_over_a_lapse_is_not_a_rate);

@@ -36,18 +36,19 @@ double anchor_gain(uint64_t width_ns, uint64_t narrow_ns)
 	return width_ns <= narrow_ns ? 1.0 : (double)narrow_ns / (double)width_ns;
 }
 
-/* How much a reading of track k may be off: its bracket, and 32 times its readings
- * mean spread (about three times the noise's amplitude). */
-static uint64_t track_doubt_ns(uint64_t width_ns, const struct track_health *h)
+/* How much a reading of track k may be off: its bracket, how far its readings disagree,
+ * and 32 times its readings' mean spread (about three times the noise's amplitude). */
+static uint64_t track_doubt_ns(const struct anchor *a, int k, const struct track_health *h)
 {
-	return width_ns + 32 * track_noise_ns(h);
+	return a->width_ns[k] + anchor_disagreement_ns(a, k) + 32 * track_noise_ns(h);
 }
 
 /* Whether an anchor's reading of family f may measure a rate: read, and precise. */
 static bool rate_reading(const struct anchor *a, int f, const struct plan_config *cfg)
 {
 	int k = family_track[f];
-	return (a->valid & (1u << k)) && a->width_ns[k] + 2 * a->spread_ns[k] <= 4 * cfg->narrow_ns;
+	return (a->valid & (1u << k)) &&
+	       a->width_ns[k] + 2 * a->spread_ns[k] + 2 * anchor_disagreement_ns(a, k) <= 4 * cfg->narrow_ns;
 }
 
 /* The rate is measured from this anchor on, where it read the family's clock
@@ -108,7 +109,7 @@ static void rate_update(struct rate_state *r, const struct anchor *a, const stru
 			}
 			measured = measured < lo ? lo : measured > hi ? hi : measured;
 			/* Half way, less where the readings are noisy: the rate averages them. */
-			double weight = anchor_gain(track_doubt_ns(a->width_ns[family_track[f]], &health[family_track[f]]),
+			double weight = anchor_gain(track_doubt_ns(a, family_track[f], &health[family_track[f]]),
 						    cfg->narrow_ns) / 2;
 			r->ns_per_tick_q62[f] = rate_to_q62(current + (measured - current) * weight);
 		}
@@ -216,6 +217,8 @@ bool anchor_track_from(struct anchor *a, int k, const struct clock_reading *read
 	a->ns[k] = median->value;
 	a->width_ns[k] = median->width_ns;
 	a->spread_ns[k] = others ? beyond[(others - 1) / 2] : 0;
+	a->below_ns[k] = median->value - good[0].value;
+	a->above_ns[k] = good[count - 1].value - median->value;
 	a->valid |= 1u << k;
 	if (count == 1)
 		a->lone |= 1u << k;
@@ -355,6 +358,7 @@ static enum track_course track_course(const struct plan_inputs *in, struct line 
 		*cause = TRACK_UNREADABLE;
 		return COURSE_STOPPED;
 	}
+	uint64_t misses_before = h->misses;
 	h->misses = 0;
 	/* A running mean of the spread that rises eight times as fast as it falls (weights
 	 * 1/8 and 1/32): noise that begins shows within a few re-synchronizations, one
@@ -381,7 +385,19 @@ static enum track_course track_course(const struct plan_inputs *in, struct line 
 	 * it): a median pulled by noise proves no fault; the noise's mean stops it instead. */
 	int64_t doubt = (int64_t)(a->width_ns[k] / 2 + 3 * a->spread_ns[k]);
 	int64_t bound = (int64_t)cfg->bound_ns;
-	if (error - doubt > bound) {
+	/* A fault is acted on only where every reading shows it: readings out of order that
+	 * happen to be the median (two of three, four of seven) show one none of the others
+	 * do. Such an anchor is no reading: the clock runs on blind, once. */
+	bool behind = error - doubt > bound, ahead = -error - doubt > bound;
+	if ((behind && error - (int64_t)a->above_ns[k] - doubt <= bound) ||
+	    (ahead && -error - (int64_t)a->below_ns[k] - doubt <= bound)) {
+		h->misses = misses_before + 1;
+		if (h->misses < 2)
+			return COURSE_BLIND;
+		*cause = TRACK_UNREADABLE;
+		return COURSE_STOPPED;
+	}
+	if (behind) {
 		/* The counter ran ahead of the kernel, as far as this reading can tell. A wall
 		 * clock was stepped back: follow. Any other would have to step back. */
 		if (clock_table[k].wall)
@@ -389,7 +405,7 @@ static enum track_course track_course(const struct plan_inputs *in, struct line 
 		*cause = TRACK_BEHIND;
 		return COURSE_STOPPED;
 	}
-	if (-error - doubt > bound)
+	if (ahead)
 		return COURSE_STEP; /* the kernel jumped ahead: a paused VM, a resume, a wall step */
 	*error_ns = error;
 	return COURSE_SLEW;
@@ -436,7 +452,7 @@ static void plan_track(const struct plan_inputs *in, struct plan *out, int k, en
 	 * slope stays within 1/16 of the kernel's rate. */
 	const double two_lives = 2.0 * (double)cfg->life_ticks;
 	double error_at_start = (double)(int64_t)(base - kernel_at_start);
-	double gain = anchor_gain(track_doubt_ns(a->width_ns[k], &next->health[k]), cfg->narrow_ns);
+	double gain = anchor_gain(track_doubt_ns(a, k, &next->health[k]), cfg->narrow_ns);
 	double slope = rate - gain * error_at_start / two_lives;
 	double lo = rate * 15 / 16, hi = rate * 17 / 16;
 	set_slope(&next->cur, k, slope < lo ? lo : slope > hi ? hi : slope, rate);

@@ -141,7 +141,20 @@ struct anchor {
 	uint64_t ns[TRACKS];
 	uint64_t width_ns[TRACKS];
 	uint64_t spread_ns[TRACKS];
+	/* How far the lowest and the highest good reading lie from the median: a fault is
+	 * proven only by what every reading shows (0, 0: as the median). */
+	uint64_t below_ns[TRACKS], above_ns[TRACKS];
 };
+
+/* How far an anchor's readings of track k lie apart beyond a bracket, lowest to highest:
+ * 0 for a clock that is one clock; a reading out of order that is the median (two of
+ * three) shows here, where the spread, which looks past fewer than half of them, does
+ * not. */
+static inline uint64_t anchor_disagreement_ns(const struct anchor *a, int k)
+{
+	uint64_t range = a->below_ns[k] + a->above_ns[k];
+	return range > a->width_ns[k] ? range - a->width_ns[k] : 0;
+}
 
 /* Track k's kernel clock at counter value t, from its reading, on the slope ns_per_tick
  * (a few microseconds away at most, but for a lapsed line's start). */

@@ -105,7 +105,8 @@ static uint64_t block(read_fn *fn, clockid_t clock, int n)
 	return after > before ? after - before : 0;
 }
 
-static uint64_t median(uint64_t *v, int n)
+/* Inlined where the decision calls it, so that it lies on the decision's pages (shim/decision_path.ld). */
+__attribute__((always_inline)) static inline uint64_t median(uint64_t *v, int n)
 {
 	for (int i = 1; i < n; i++) /* insertion sort: seven values */
 		for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
@@ -118,20 +119,26 @@ static uint64_t median(uint64_t *v, int n)
 
 /* ps per call of the median block, the timer's median cost taken off; at least 1 ps, so
  * that a figure that was measured is never read as "not measured". */
+/* ps per call of the least block (ticks sorted), within what a record holds. Out of the
+ * way of the decision's pages (shim/decision_path.ld): it runs only on a loaded machine. */
+__attribute__((cold, noinline)) static uint64_t least_block_ps(const uint64_t *sorted, uint64_t timer, int n,
+								  long double ps_per_tick)
+{
+	uint64_t m = sorted[0] > timer ? sorted[0] - timer : 0;
+	uint64_t ps = (uint64_t)((long double)m * ps_per_tick / n + 0.5L);
+	return ps < CACHE_COST_MAX_PS ? ps : CACHE_COST_MAX_PS;
+}
+
 static uint64_t per_call_ps(uint64_t *ticks, int rounds, uint64_t timer, int n, long double ps_per_tick)
 {
 	uint64_t m = median(ticks, rounds);
 	m = m > timer ? m - timer : 0;
 	uint64_t ps = (uint64_t)((long double)m * ps_per_tick / n + 0.5L);
-	if (ps > CACHE_COST_MAX_PS) {
-		/* More than a record can hold (a millisecond a call): most rounds were
-		 * preempted on a loaded machine, as the system call's blocks of two can be. A
-		 * preemption only ever adds, so the least round (ticks, sorted by median) is
-		 * the call's; kept within the record's range, so that the record is written. */
-		m = ticks[0] > timer ? ticks[0] - timer : 0;
-		ps = (uint64_t)((long double)m * ps_per_tick / n + 0.5L);
-		ps = ps < CACHE_COST_MAX_PS ? ps : CACHE_COST_MAX_PS;
-	}
+	/* More than a record can hold (a millisecond a call): most rounds were preempted on a
+	 * loaded machine, as the system call's blocks of two can be. A preemption only ever
+	 * adds, so the least block is the call's, and the record is written, not refused. */
+	if (ps > CACHE_COST_MAX_PS)
+		ps = least_block_ps(ticks, timer, n, ps_per_tick);
 	return ps ? ps : 1;
 }
 

@@ -328,6 +328,19 @@ static bool lone_reading_disagrees(const struct plan_inputs *in, int k)
 	return magnitude > in->cfg->bound_ns + a->width_ns[k] / 2;
 }
 
+/* A re-synchronization without a reading of the track that can place it (none, one that
+ * stands alone, or ones that disagree), `misses` before it in a row: a current line,
+ * verified at the last anchor, may run one life more at the measured rate; a second miss,
+ * or a lapsed line, which cannot be placed at all, stops the track. */
+static enum track_course no_reading(struct track_health *h, uint64_t misses, bool stale, enum track_stop *cause)
+{
+	h->misses = misses + 1;
+	if (h->misses < 2 && !stale)
+		return COURSE_BLIND;
+	*cause = TRACK_UNREADABLE;
+	return COURSE_STOPPED;
+}
+
 /* Track k's course at this anchor, *cause when it stops now, and for a slew the error it
  * corrects (*error_ns, old line - kernel; left as it was otherwise). The old line `in->old`
  * is judged against the kernel only where it was not stale (a lapsed line was clamped,
@@ -341,23 +354,13 @@ static enum track_course track_course(const struct plan_inputs *in, struct line 
 	struct track_health *h = &next->health[k];
 	if (!track_serves(in->old, k))
 		return COURSE_STOPPED;
-	if (!anchor_has(a, k)) {
-		/* A current line, verified at the last anchor, may run one life more at the
-		 * measured rate; a lapsed one cannot be placed at all. */
-		if (++h->misses < 2 && !stale)
-			return COURSE_BLIND;
-		*cause = TRACK_UNREADABLE;
-		return COURSE_STOPPED;
-	}
+	if (!anchor_has(a, k))
+		return no_reading(h, h->misses, stale, cause);
 	/* One good reading (its fellows failed, or came after the thread was preempted) is
 	 * as likely out of order as any: it cannot prove a fault, and a fault is all that an
 	 * error beyond the bound would be. It is counted as no reading at all. */
-	if ((a->lone & (1u << k)) && !stale && lone_reading_disagrees(in, k)) {
-		if (++h->misses < 2)
-			return COURSE_BLIND;
-		*cause = TRACK_UNREADABLE;
-		return COURSE_STOPPED;
-	}
+	if ((a->lone & (1u << k)) && !stale && lone_reading_disagrees(in, k))
+		return no_reading(h, h->misses, false, cause);
 	uint64_t misses_before = h->misses;
 	h->misses = 0;
 	/* A running mean of the spread that rises eight times as fast as it falls (weights
@@ -390,13 +393,8 @@ static enum track_course track_course(const struct plan_inputs *in, struct line 
 	 * do. Such an anchor is no reading: the clock runs on blind, once. */
 	bool behind = error - doubt > bound, ahead = -error - doubt > bound;
 	if ((behind && error - (int64_t)a->above_ns[k] - doubt <= bound) ||
-	    (ahead && -error - (int64_t)a->below_ns[k] - doubt <= bound)) {
-		h->misses = misses_before + 1;
-		if (h->misses < 2)
-			return COURSE_BLIND;
-		*cause = TRACK_UNREADABLE;
-		return COURSE_STOPPED;
-	}
+	    (ahead && -error - (int64_t)a->below_ns[k] - doubt <= bound))
+		return no_reading(h, misses_before, false, cause);
 	if (behind) {
 		/* The counter ran ahead of the kernel, as far as this reading can tell. A wall
 		 * clock was stepped back: follow. Any other would have to step back. */

@@ -119,21 +119,26 @@ __attribute__((always_inline)) static inline uint64_t median(uint64_t *v, int n)
 
 /* ps per call of the median block, the timer's median cost taken off; at least 1 ps, so
  * that a figure that was measured is never read as "not measured". */
+/* ps per call of a block of n calls that took `ticks`, the timer's cost taken off. */
+__attribute__((always_inline)) static inline uint64_t block_ps(uint64_t ticks, uint64_t timer, int n,
+								long double ps_per_tick)
+{
+	uint64_t m = ticks > timer ? ticks - timer : 0;
+	return (uint64_t)((long double)m * ps_per_tick / n + 0.5L);
+}
+
 /* ps per call of the least block (ticks sorted), within what a record holds. Out of the
  * way of the decision's pages (shim/decision_path.ld): it runs only on a loaded machine. */
 __attribute__((cold, noinline)) static uint64_t least_block_ps(const uint64_t *sorted, uint64_t timer, int n,
 								  long double ps_per_tick)
 {
-	uint64_t m = sorted[0] > timer ? sorted[0] - timer : 0;
-	uint64_t ps = (uint64_t)((long double)m * ps_per_tick / n + 0.5L);
+	uint64_t ps = block_ps(sorted[0], timer, n, ps_per_tick);
 	return ps < CACHE_COST_MAX_PS ? ps : CACHE_COST_MAX_PS;
 }
 
 static uint64_t per_call_ps(uint64_t *ticks, int rounds, uint64_t timer, int n, long double ps_per_tick)
 {
-	uint64_t m = median(ticks, rounds);
-	m = m > timer ? m - timer : 0;
-	uint64_t ps = (uint64_t)((long double)m * ps_per_tick / n + 0.5L);
+	uint64_t ps = block_ps(median(ticks, rounds), timer, n, ps_per_tick);
 	/* More than a record can hold (a millisecond a call): most rounds were preempted on a
 	 * loaded machine, as the system call's blocks of two can be. A preemption only ever
 	 * adds, so the least block is the call's, and the record is written, not refused. */

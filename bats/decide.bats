@@ -241,7 +241,7 @@ no_measurement_at_read() { # ENV... -- PROGRAM ARGS
 	echo "$output"
 	[ "$(grep -c '^tscshim: ' <<<"$output")" -eq 1 ]
 	# No variable: nothing written, not even a descriptor copied.
-	run strace -qq -e trace=fcntl,dup,dup2,dup3 -E LD_PRELOAD="$SHIM" -E TSCSHIM_DECIDE_AFTER=1000 env -u TSCSHIM_SYSTEM_RECORD -u TSCSHIM_SERVE -u TSCSHIM_CACHE "$PROBE" loop 3
+	run strace -qq -e trace=fcntl,dup,dup2,dup3 -E LD_PRELOAD="$SHIM" -E TSCSHIM_DECIDE_AFTER=1000 env -u TSCSHIM_SYSTEM_RECORD -u TSCSHIM_SERVE -u TSCSHIM_CACHE -u TSCSHIM_ESTIMATE_BUDGET_US "$PROBE" loop 3
 	echo "$output"
 	[[ "$output" != *"tscshim"* && "$output" != *"F_DUPFD"* ]]
 }

@@ -134,9 +134,9 @@ lookups_after_init() {
 
 # The pages of the shim's code a run of /bin/true touched, as test/lib_page_touch.c
 # reports them ("0,0x1"), preloaded after the shim: the load, the program and the exit.
-# With no variable of the shim's but those given (helpers.bash exports two).
+# With no variable of the shim's but those given (those helpers.bash exports are unset).
 pages_touched() { # ENV=VALUE...
-	run --separate-stderr env -u TSCSHIM_SYSTEM_RECORD -u TSCSHIM_SERVE -u TSCSHIM_DECIDE_AFTER "$@" LD_PRELOAD="$SHIM $PAGE_TOUCH" /bin/true
+	run --separate-stderr env -u TSCSHIM_SYSTEM_RECORD -u TSCSHIM_SERVE -u TSCSHIM_DECIDE_AFTER -u TSCSHIM_ESTIMATE_BUDGET_US "$@" LD_PRELOAD="$SHIM $PAGE_TOUCH" /bin/true
 	echo "$*: status $status: $stderr" >&3
 	[ "$status" -eq 0 ]
 	[[ "$stderr" =~ page-touch:\ pages=[0-9]+\ touched=[0-9]+\ list=([0-9a-fx,]*) ]]

@@ -81,3 +81,26 @@ setup() {
 	echo "$output"
 	[ "$status" -eq 0 ]
 }
+
+@test "pass: before the decision, clocks the counter never serves go to the decided target without asking the gate" {
+	# A process that reads only such clocks (MONOTONIC_COARSE, the CPU-time clocks, TAI)
+	# never decides: each call must cost what a decided one's does, not the gate's
+	# questions for life. No decision here: the read count is never reached.
+	run env LD_PRELOAD="$HOOKS" "$PROBE" load # the cache: no decision at load below
+	[ "$status" -eq 0 ]
+	run env TSCSHIM_DECIDE_AFTER=1000000 LD_PRELOAD="$HOOKS" "$PROBE" never
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$output" = "target=0 never_served=1 gate_asked=0" ]
+	# Without a vDSO (looking for it sets errno): the real function, errno kept.
+	run env TSCSHIM_DECIDE_AFTER=1000000 LD_PRELOAD="$HOOKS" "$PROBE" never novdso
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$output" = "target=0 never_served=2 gate_asked=0" ]
+	# With TSCSHIM_STATS: counted, as every call is.
+	run --separate-stderr env TSCSHIM_STATS=stderr TSCSHIM_DECIDE_AFTER=1000000 LD_PRELOAD="$HOOKS" "$PROBE" never
+	echo "$output $stderr"
+	[ "$status" -eq 0 ]
+	[ "$output" = "target=0 never_served=3 gate_asked=0" ]
+	[[ "$stderr" == *"other=0/50003"* ]]
+}

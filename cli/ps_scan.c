@@ -200,8 +200,11 @@ static enum look read_state(int dir, int mem, const struct shim_mappings *shim, 
 {
 	struct ps_memory m = {memory_read, &mem};
 	struct ps_image image;
+	/* A read that finds the memory gone (ESRCH: memory_read's end of file) is a process
+	 * exiting: the kernel releases its address space before /proc shows it a zombie, so
+	 * its stat may still say running. */
 	if (ps_image_read(&m, shim->first.start, &image) != 0) {
-		if (process_gone(dir))
+		if (errno == ESRCH || process_gone(dir))
 			return LOOK_EXITED;
 		snprintf(p->note, sizeof p->note, "its image could not be read");
 		p->state = PS_OTHER_VERSION;
@@ -217,7 +220,7 @@ static enum look read_state(int dir, int mem, const struct shim_mappings *shim, 
 		return LOOK_LISTED;
 	}
 	enum ps_block_result r = ps_block_read(&m, &image, p);
-	if (r == PS_BLOCK_FAILED && process_gone(dir))
+	if (r == PS_BLOCK_FAILED && (errno == ESRCH || process_gone(dir)))
 		return LOOK_EXITED;
 	if (r == PS_BLOCK_FAILED) {
 		snprintf(p->note, sizeof p->note, "its state block could not be read");

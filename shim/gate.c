@@ -41,15 +41,8 @@
 
 ON_LOAD_PAGE struct decision_result gate_result;
 
-/* The phase: undecided, or decided (gate_result published). On the load page: a fork
- * child inherits a decision made. */
-enum { PHASE_UNDECIDED, PHASE_DECIDED };
-static _Atomic uint32_t phase ON_LOAD_PAGE;
-
-bool gate_decided(void)
-{
-	return atomic_load_explicit(&phase, memory_order_acquire) == PHASE_DECIDED;
-}
+/* The phase (gate.h). On the load page: a fork child inherits a decision made. */
+ON_LOAD_PAGE _Atomic uint32_t gate_phase;
 
 /* ---- when: the reads before the decision ---- */
 
@@ -194,7 +187,7 @@ static void publish(const struct decision_result *r, uint64_t decide_ns, uint64_
 		gate_result = *r;
 	gate_result.decide_ns = decide_ns;
 	gate_result.at_read = at_read;
-	atomic_store_explicit(&phase, PHASE_DECIDED, memory_order_release);
+	atomic_store_explicit(&gate_phase, GATE_DECIDED, memory_order_release);
 	visible_published(&gate_result, settings_cold_start());
 }
 

@@ -12,6 +12,7 @@
 
 #include "decision.h"
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
@@ -19,8 +20,19 @@
 /* The decision as published: written once, by publish (gate.c), then read only. */
 extern struct decision_result gate_result;
 
-/* True once the decision was made (acquire: gate_result may be read). */
-bool gate_decided(void);
+/* The phase: undecided, or decided (gate_result published). Set once, by gate.c. */
+enum { GATE_UNDECIDED, GATE_DECIDED };
+/* Hidden, so that the inline test below needs no pointer from the GOT (as line.h's). */
+#pragma GCC visibility push(hidden)
+extern _Atomic uint32_t gate_phase;
+#pragma GCC visibility pop
+
+/* True once the decision was made (acquire: gate_result may be read). Inline: the
+ * undecided pass target asks it at every call of a clock the counter never serves. */
+static inline bool gate_decided(void)
+{
+	return atomic_load_explicit(&gate_phase, memory_order_acquire) == GATE_DECIDED;
+}
 
 /* Reads of a served clock that found the decision under way in another thread and passed
  * through to the kernel meanwhile. */

@@ -10,7 +10,8 @@
  *                            and calls the real function; once the decision is made, by
  *                            any trigger (a read, load, a status query), the entry point's
  *                            first call through it sets its own decided target and
- *                            dispatches again.
+ *                            dispatches again. A clock the counter never serves asks
+ *                            nothing: it goes where the decided target would send it.
  *   decided                  the real function itself, or, where it only wraps the
  *                            kernel's vDSO function (glibc's clock_gettime and
  *                            timespec_get), the vDSO's own; with TSCSHIM_STATS, a counting
@@ -78,6 +79,10 @@ static struct pass_targets {
 	_Alignas(64) negated_errno_clock_gettime_fn *clock_gettime;
 	gettimeofday_fn *gettimeofday;
 	timespec_get_fn *timespec_get;
+	/* Before the decision, where clock_gettime_undecided sends a clock the counter never
+	 * serves: clock_gettime's decided target, chosen at the first such call (NULL until
+	 * then). The decision does not change it: nothing it finds bears on those clocks. */
+	negated_errno_clock_gettime_fn *never_served;
 } pass_to ON_LOAD_PAGE = {
 	.clock_gettime = clock_gettime_undecided,
 	.gettimeofday = gettimeofday_undecided,
@@ -147,14 +152,22 @@ static clock_gettime_fn *vdso_where_glibc_wraps_it(void)
  * deep frames on a caller's small stack). False while f's real function is not known yet
  * (a call before the constructor, or during its dlsym): the undecided target stays, and
  * takes the system call meanwhile. */
+/* clock_gettime's decided target: the vDSO's own where glibc's wraps it, else the real
+ * function; counted with TSCSHIM_STATS. NULL while the real function is not known. */
+static negated_errno_clock_gettime_fn *clock_gettime_decided_target(void)
+{
+	if (stats_enabled)
+		return clock_gettime_counted;
+	negated_errno_clock_gettime_fn *vdso = vdso_where_glibc_wraps_it();
+	return vdso ? vdso : real_function(REAL_CLOCK_GETTIME) ? clock_gettime_real : NULL;
+}
+
 static bool set_decided_target(enum real_function f)
 {
 	void *target = NULL;
 	switch (f) {
 	case REAL_CLOCK_GETTIME:
-		target = stats_enabled ? (void *)clock_gettime_counted : (void *)vdso_where_glibc_wraps_it();
-		if (!target && real_function(REAL_CLOCK_GETTIME))
-			target = (void *)clock_gettime_real;
+		target = (void *)clock_gettime_decided_target();
 		break;
 	case REAL_GETTIMEOFDAY:
 		target = stats_enabled ? (void *)gettimeofday_counted : real_function(REAL_GETTIMEOFDAY);
@@ -177,14 +190,36 @@ static bool set_decided_target(enum real_function f)
 
 #ifdef TSCSHIM_TEST_HOOKS
 /* The test build only: where clock_gettime sends a call the counter does not serve now,
- * 0 undecided, 1 the vDSO's own, 2 the real function through its wrapper, 3 counted. */
-SHIM_EXPORT int tscshim_test_pass_target(void)
+ * 0 undecided, 1 the vDSO's own, 2 the real function through its wrapper, 3 counted; and
+ * the same for a clock the counter never serves before the decision (0: none chosen yet),
+ * and how many clock_gettime calls took the undecided path that asks the gate. */
+static negated_errno_clock_gettime_fn clock_gettime_undecided_counted;
+static _Atomic uint64_t test_gate_asked;
+
+static int test_target_code(negated_errno_clock_gettime_fn *t)
 {
-	negated_errno_clock_gettime_fn *t = __atomic_load_n(&pass_to.clock_gettime, __ATOMIC_ACQUIRE);
-	if (t == clock_gettime_undecided)
+	if (t == NULL || t == clock_gettime_undecided)
 		return 0;
 	return t == clock_gettime_real ? 2 : t == clock_gettime_counted ? 3 : 1;
 }
+
+SHIM_EXPORT int tscshim_test_pass_target(void)
+{
+	return test_target_code(__atomic_load_n(&pass_to.clock_gettime, __ATOMIC_ACQUIRE));
+}
+
+SHIM_EXPORT int tscshim_test_never_served_target(void)
+{
+	return test_target_code(__atomic_load_n(&pass_to.never_served, __ATOMIC_ACQUIRE));
+}
+
+SHIM_EXPORT uint64_t tscshim_test_gate_asked(void)
+{
+	return atomic_load(&test_gate_asked);
+}
+#define COUNT_GATE_ASKED() atomic_fetch_add(&test_gate_asked, 1)
+#else
+#define COUNT_GATE_ASKED() ((void)0)
 #endif
 
 /* ---- the undecided targets ---- */
@@ -205,12 +240,47 @@ static bool decided_at_or_before(clockid_t clock, enum real_function entry)
 	return set;
 }
 
-static int clock_gettime_undecided(clockid_t clock, struct timespec *ts)
+/* A clock the counter never serves (CLOCK_MONOTONIC_COARSE, the CPU-time clocks, TAI),
+ * before the decision: straight to what the decided target would be. Such a read neither
+ * counts toward the decision nor makes it, so a process that reads only such clocks never
+ * decides, and would otherwise pay the gate's questions and glibc's wrapper at every call
+ * for life (72 cycles against glibc's 23 for MONOTONIC_COARSE on AMD EPYC Zen 3).
+ * NULL (pass the call on as before the decision) while the real function is unknown. */
+static __attribute__((noinline)) negated_errno_clock_gettime_fn *never_served_target_chosen(void)
 {
+	/* Finding the vDSO may ask getauxval, which sets errno where there is none. */
+	int saved = errno;
+	negated_errno_clock_gettime_fn *t = clock_gettime_decided_target();
+	errno = saved;
+	/* Every thread that gets here chooses the same target: a benign race. */
+	if (t)
+		__atomic_store_n(&pass_to.never_served, t, __ATOMIC_RELAXED);
+	return t;
+}
+
+/* Every call of a served clock, or of any clock once decided (the first sets clock_gettime's
+ * decided target), or before the real function is known. */
+static __attribute__((noinline)) int clock_gettime_undecided_counted(clockid_t clock, struct timespec *ts)
+{
+	COUNT_GATE_ASKED();
 	if (!is_null(ts) && decided_at_or_before(clock, REAL_CLOCK_GETTIME))
 		return negated_errno(clock_gettime(clock, ts));
 	count_call(served_clock_slot(clock), false);
 	return negated_errno(real_clock_gettime(clock, ts));
+}
+
+/* No frame of its own: the common case is three loads, four tests and a tail call. A
+ * NULL goes to the real function, as before the decision it always did. */
+static int clock_gettime_undecided(clockid_t clock, struct timespec *ts)
+{
+	if (served_clock_slot(clock) >= SERVED_CLOCK_COUNT && !gate_decided() && !is_null(ts)) {
+		negated_errno_clock_gettime_fn *t = __atomic_load_n(&pass_to.never_served, __ATOMIC_RELAXED);
+		if (__builtin_expect(t == NULL, 0))
+			t = never_served_target_chosen();
+		if (t)
+			return t(clock, ts);
+	}
+	return clock_gettime_undecided_counted(clock, ts);
 }
 
 static int gettimeofday_undecided(struct timeval *tv, void *tz)

@@ -9,8 +9,13 @@
  *   probe_pass novdso    the vDSO hidden from the auxiliary vector first (as with the
  *                        kernel's vdso=0), so that looking for it sets errno: a read that
  *                        decides, and the unserved ones after it, leave errno alone
- * Prints "target=N" (0 undecided, 1 vDSO, 2 real, 3 counted) and exits 0 when every
- * check held, else 1 after a line naming the one that did not. */
+ *   probe_pass never [novdso]
+ *                        no decision, and only clocks the counter never serves read, 10,000
+ *                        times each (with novdso, the vDSO hidden first: errno kept): they
+ *                        go to the target the decision would set without asking the gate
+ * Prints "target=N" (0 undecided, 1 vDSO, 2 real, 3 counted), with never, also
+ * "never_served=N gate_asked=N" (the test build's hooks), and exits 0 when every check
+ * held, else 1 after a line naming the one that did not. */
 #define _GNU_SOURCE
 #include "tscshim.h"
 
@@ -90,6 +95,27 @@ static int target(void)
 	return fn ? fn() : -1;
 }
 
+/* Clocks the counter never serves, read often before any decision, errno kept. */
+static int never_served_reads(void)
+{
+	static const clockid_t clocks[] = {CLOCK_MONOTONIC_COARSE, CLOCK_REALTIME_COARSE, CLOCK_TAI,
+					   CLOCK_PROCESS_CPUTIME_ID, CLOCK_THREAD_CPUTIME_ID};
+	for (unsigned i = 0; i < sizeof clocks / sizeof clocks[0]; i++)
+		for (int n = 0; n < 10000; n++) {
+			struct timespec ts;
+			errno = 777;
+			if (clock_gettime(clocks[i], &ts) != 0 || errno != 777)
+				return failed("a clock never served: failed, or changed errno");
+		}
+	int (*never)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "tscshim_test_never_served_target");
+	uint64_t (*asked)(void) = (uint64_t(*)(void))dlsym(RTLD_DEFAULT, "tscshim_test_gate_asked");
+	if (pass_through_calls() != 0)
+		return 1;
+	printf("target=%d never_served=%d gate_asked=%llu\n", target(), never ? never() : -1,
+	       asked ? (unsigned long long)asked() : 0ULL);
+	return 0;
+}
+
 static int check_and_say(void)
 {
 	if (pass_through_calls() != 0)
@@ -123,12 +149,16 @@ int main(int argc, char **argv)
 		if (child < 0 || waitpid(child, &status, 0) != child)
 			return failed("fork");
 		return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+	} else if (strcmp(mode, "never") == 0) {
+		if (argc >= 3 && strcmp(argv[2], "novdso") == 0)
+			hide_vdso();
+		return never_served_reads();
 	} else if (strcmp(mode, "novdso") == 0) {
 		hide_vdso();
 		if (errno_kept() != 0)
 			return 1;
 	} else if (strcmp(mode, "load") != 0 && strcmp(mode, "none") != 0) {
-		fprintf(stderr, "usage: probe_pass read|load|status|fork|none|novdso\n");
+		fprintf(stderr, "usage: probe_pass read|load|status|fork|none|novdso|never [novdso]\n");
 		return 2;
 	}
 	return check_and_say();

@@ -268,7 +268,9 @@ static enum look look_into(int pid, const struct scan_context *ctx, struct ps_pr
 	text_line(p->command, sizeof p->command, comm, NULL);
 	text_line(p->library, sizeof p->library, shim.path, shim.first.deleted ? " (deleted)" : "", NULL);
 	mem = openat(dir, "mem", O_RDONLY | O_CLOEXEC);
-	if (mem < 0 && process_gone(dir)) {
+	/* ESRCH: it has no memory any more, so it is exiting (its stat may still say
+	 * running: the kernel releases the memory before the process becomes a zombie). */
+	if (mem < 0 && (errno == ESRCH || process_gone(dir))) {
 		result = LOOK_EXITED;
 	} else if (mem < 0) {
 		p->state = PS_UNREADABLE;

@@ -104,3 +104,24 @@ setup() {
 	[ "$output" = "target=0 never_served=3 gate_asked=0" ]
 	[[ "$stderr" == *"other=0/50003"* ]]
 }
+
+@test "pass: a clock never served, first read by a constructor that runs before the shim's, waits for the shim's load to choose" {
+	# Preloaded after the shim, libearly's constructor runs first and reads
+	# MONOTONIC_COARSE while the shim knows neither its C library nor TSCSHIM_STATS: a
+	# target chosen then would skip the vDSO and the counting for life.
+	early="$ROOT/build/test/libearly.so"
+	run env LD_PRELOAD="$HOOKS" "$PROBE" load # the cache: no decision at load below
+	[ "$status" -eq 0 ]
+	run --separate-stderr env TSCSHIM_DECIDE_AFTER=1000000 LD_PRELOAD="$HOOKS:$early" "$PROBE" never
+	echo "$output $stderr"
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"early ok"* ]]
+	# The constructor's two clock_gettime calls, before the load, asked (MONOTONIC, a
+	# served clock, and the COARSE one); none after it.
+	[ "$output" = "target=0 never_served=1 gate_asked=2" ]
+	run --separate-stderr env TSCSHIM_STATS=stderr TSCSHIM_DECIDE_AFTER=1000000 LD_PRELOAD="$HOOKS:$early" "$PROBE" never
+	echo "$output $stderr"
+	[ "$status" -eq 0 ]
+	[ "$output" = "target=0 never_served=3 gate_asked=2" ]
+	[[ "$stderr" == *"other=0/50003"* ]]
+}

@@ -125,3 +125,20 @@ setup() {
 	[ "$output" = "target=0 never_served=3 gate_asked=2" ]
 	[[ "$stderr" == *"other=0/50003"* ]]
 }
+
+@test "pass: with TSCSHIM_CLOCKS=none no clock is served, so none asks the gate" {
+	# Such a process never decides: its MONOTONIC and REALTIME reads go where a decided
+	# pass-through's would, as the never-served clocks' do (before: the gate at every call).
+	run env LD_PRELOAD="$HOOKS" "$PROBE" load
+	[ "$status" -eq 0 ]
+	run --separate-stderr env TSCSHIM_CLOCKS=none TSCSHIM_STATS=stderr LD_PRELOAD="$HOOKS" "$PROBE" never served
+	echo "$output $stderr"
+	[ "$status" -eq 0 ]
+	[ "$output" = "target=0 never_served=3 gate_asked=0" ]
+	[[ "$stderr" == *"monotonic=0/10000 "*"realtime=0/10003 "* ]] # and gettimeofday, timespec_get twice
+	# Narrowed to MONOTONIC: REALTIME is never served; MONOTONIC still counts.
+	run env TSCSHIM_CLOCKS=monotonic TSCSHIM_DECIDE_AFTER=1000000 LD_PRELOAD="$HOOKS" "$PROBE" never served
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$output" = "target=0 never_served=1 gate_asked=10000" ]
+}

@@ -83,11 +83,23 @@ static struct pass_targets {
 	 * serves: clock_gettime's decided target, chosen at the first such call (NULL until
 	 * then). The decision does not change it: nothing it finds bears on those clocks. */
 	negated_errno_clock_gettime_fn *never_served;
+	/* The served clocks (bit i: enum served_clock i) whose reads count toward the
+	 * decision: TSCSHIM_CLOCKS, set by the constructor. Every other clock, and every clock
+	 * with TSCSHIM_CLOCKS=none, is never served, so its reads never decide. */
+	uint8_t counted_clocks;
 } pass_to ON_LOAD_PAGE = {
 	.clock_gettime = clock_gettime_undecided,
 	.gettimeofday = gettimeofday_undecided,
 	.timespec_get = timespec_get_undecided,
+	.counted_clocks = OPTION_CLOCKS_DEFAULT_SET,
 };
+
+/* Whether a read of this served clock (or SERVED_CLOCK_COUNT: any other) counts toward
+ * the decision, or may be the one that makes it. */
+static inline bool counts_toward_decision(unsigned slot)
+{
+	return (__atomic_load_n(&pass_to.counted_clocks, __ATOMIC_RELAXED) >> slot) & 1;
+}
 
 /* The kernel's vDSO clock_gettime, where timespec_get may call it directly. */
 static clock_gettime_fn *vdso_clock_gettime ON_LOAD_PAGE;
@@ -280,7 +292,7 @@ static __attribute__((noinline)) int clock_gettime_undecided_counted(clockid_t c
  * NULL goes to the real function, as before the decision it always did. */
 static int clock_gettime_undecided(clockid_t clock, struct timespec *ts)
 {
-	if (served_clock_slot(clock) >= SERVED_CLOCK_COUNT && !gate_decided() && !is_null(ts)) {
+	if (!counts_toward_decision(served_clock_slot(clock)) && !gate_decided() && !is_null(ts)) {
 		negated_errno_clock_gettime_fn *t = __atomic_load_n(&pass_to.never_served, __ATOMIC_RELAXED);
 		if (__builtin_expect(t == NULL, 0))
 			t = never_served_target_chosen();
@@ -293,7 +305,8 @@ static int clock_gettime_undecided(clockid_t clock, struct timespec *ts)
 static int gettimeofday_undecided(struct timeval *tv, void *tz)
 {
 	/* A timezone request is obsolete but must still reach the real function. */
-	if (!is_null(tv) && !tz && decided_at_or_before(CLOCK_REALTIME, REAL_GETTIMEOFDAY))
+	if (!is_null(tv) && !tz && (counts_toward_decision(SERVED_REALTIME) || gate_decided()) &&
+	    decided_at_or_before(CLOCK_REALTIME, REAL_GETTIMEOFDAY))
 		return gettimeofday(tv, tz);
 	count_call(SERVED_REALTIME, false);
 	return real_gettimeofday(tv, tz);
@@ -301,7 +314,8 @@ static int gettimeofday_undecided(struct timeval *tv, void *tz)
 
 static int timespec_get_undecided(struct timespec *ts, int base)
 {
-	if (base == TIME_UTC && !is_null(ts) && decided_at_or_before(CLOCK_REALTIME, REAL_TIMESPEC_GET))
+	if (base == TIME_UTC && !is_null(ts) && (counts_toward_decision(SERVED_REALTIME) || gate_decided()) &&
+	    decided_at_or_before(CLOCK_REALTIME, REAL_TIMESPEC_GET))
 		return timespec_get(ts, base);
 	count_call(SERVED_REALTIME, false);
 	return real_timespec_get(ts, base);
@@ -424,6 +438,7 @@ LOAD_PATH __attribute__((constructor(101))) static void shim_load(void)
 	real_find_all();
 	refclock_gettime = real_clock_gettime;
 	bool measure_now = settings_load();
+	__atomic_store_n(&pass_to.counted_clocks, (uint8_t)settings_counted_clocks(), __ATOMIC_RELAXED);
 	__atomic_store_n(&loaded, true, __ATOMIC_RELEASE);
 	if (measure_now)
 		gate_decide_if_due(CLOCK_MONOTONIC, true);

@@ -145,6 +145,11 @@ bool settings_loaded(void)
 	return settings.loaded;
 }
 
+LOAD_PATH uint64_t settings_counted_clocks(void)
+{
+	return settings.variables_set ? settings.values.num[OPT_CLOCKS] : OPTION_CLOCKS_DEFAULT_SET;
+}
+
 uint64_t setting_before_decision(enum option_id id)
 {
 	if (settings.variables_set)

@@ -25,6 +25,10 @@ bool settings_loaded(void);
  * that sets none and never decides parses nothing. */
 uint64_t setting_before_decision(enum option_id id);
 
+/* setting_before_decision(OPT_CLOCKS) on the load path: the served clocks (bit i: enum
+ * served_clock i) whose reads count toward the decision. */
+uint64_t settings_counted_clocks(void);
+
 /* The options for the decision, resolved (the defaults parsed where no variable was set),
  * or NULL where they refuse it (secure execution, an invalid value, the other C library,
  * TSCSHIM_DISABLE=1, TSCSHIM_CLOCKS=none): then *r is that refusal. r->served and

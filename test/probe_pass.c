@@ -9,10 +9,11 @@
  *   probe_pass novdso    the vDSO hidden from the auxiliary vector first (as with the
  *                        kernel's vdso=0), so that looking for it sets errno: a read that
  *                        decides, and the unserved ones after it, leave errno alone
- *   probe_pass never [novdso]
+ *   probe_pass never [novdso|served]
  *                        no decision, and only clocks the counter never serves read, 10,000
  *                        times each (with novdso, the vDSO hidden first: errno kept): they
- *                        go to the target the decision would set without asking the gate
+ *                        go to the target the decision would set without asking the gate;
+ *                        with served, MONOTONIC and REALTIME too (for TSCSHIM_CLOCKS=none)
  * Prints "target=N" (0 undecided, 1 vDSO, 2 real, 3 counted), with never, also
  * "never_served=N gate_asked=N" (the test build's hooks), and exits 0 when every check
  * held, else 1 after a line naming the one that did not. */
@@ -23,6 +24,7 @@
 
 #include <dlfcn.h>
 #include <elf.h>
+#include <stdbool.h>
 #include <sys/auxv.h>
 #include <errno.h>
 #include <stdio.h>
@@ -95,12 +97,15 @@ static int target(void)
 	return fn ? fn() : -1;
 }
 
-/* Clocks the counter never serves, read often before any decision, errno kept. */
-static int never_served_reads(void)
+/* Clocks the counter never serves, read often before any decision, errno kept; with
+ * served, the clocks it serves by default too. */
+static int never_served_reads(bool served)
 {
 	static const clockid_t clocks[] = {CLOCK_MONOTONIC_COARSE, CLOCK_REALTIME_COARSE, CLOCK_TAI,
-					   CLOCK_PROCESS_CPUTIME_ID, CLOCK_THREAD_CPUTIME_ID};
-	for (unsigned i = 0; i < sizeof clocks / sizeof clocks[0]; i++)
+					   CLOCK_PROCESS_CPUTIME_ID, CLOCK_THREAD_CPUTIME_ID,
+					   CLOCK_MONOTONIC, CLOCK_REALTIME};
+	unsigned count = sizeof clocks / sizeof clocks[0] - (served ? 0 : 2);
+	for (unsigned i = 0; i < count; i++)
 		for (int n = 0; n < 10000; n++) {
 			struct timespec ts;
 			errno = 777;
@@ -152,7 +157,7 @@ int main(int argc, char **argv)
 	} else if (strcmp(mode, "never") == 0) {
 		if (argc >= 3 && strcmp(argv[2], "novdso") == 0)
 			hide_vdso();
-		return never_served_reads();
+		return never_served_reads(argc >= 3 && strcmp(argv[2], "served") == 0);
 	} else if (strcmp(mode, "novdso") == 0) {
 		hide_vdso();
 		if (errno_kept() != 0)

@@ -103,6 +103,15 @@ static bool process_gone(int dir)
 	return !end || end[1] != ' ' || end[2] == 'Z' || end[2] == 'X';
 }
 
+/* After a call on the process's memory failed with err: whether the process has exited
+ * meanwhile. ESRCH (no memory any more, or memory_read's end of file) says it is exiting:
+ * the kernel releases the memory before /proc shows the process a zombie, so its stat may
+ * still say running. */
+static bool exited_meanwhile(int dir, int err)
+{
+	return err == ESRCH || process_gone(dir);
+}
+
 static int memory_read(void *ctx, uint64_t address, void *buf, size_t len)
 {
 	int fd = *(const int *)ctx;
@@ -200,11 +209,8 @@ static enum look read_state(int dir, int mem, const struct shim_mappings *shim, 
 {
 	struct ps_memory m = {memory_read, &mem};
 	struct ps_image image;
-	/* A read that finds the memory gone (ESRCH: memory_read's end of file) is a process
-	 * exiting: the kernel releases its address space before /proc shows it a zombie, so
-	 * its stat may still say running. */
 	if (ps_image_read(&m, shim->first.start, &image) != 0) {
-		if (errno == ESRCH || process_gone(dir))
+		if (exited_meanwhile(dir, errno))
 			return LOOK_EXITED;
 		snprintf(p->note, sizeof p->note, "its image could not be read");
 		p->state = PS_OTHER_VERSION;
@@ -220,7 +226,7 @@ static enum look read_state(int dir, int mem, const struct shim_mappings *shim, 
 		return LOOK_LISTED;
 	}
 	enum ps_block_result r = ps_block_read(&m, &image, p);
-	if (r == PS_BLOCK_FAILED && (errno == ESRCH || process_gone(dir)))
+	if (r == PS_BLOCK_FAILED && exited_meanwhile(dir, errno))
 		return LOOK_EXITED;
 	if (r == PS_BLOCK_FAILED) {
 		snprintf(p->note, sizeof p->note, "its state block could not be read");
@@ -268,9 +274,7 @@ static enum look look_into(int pid, const struct scan_context *ctx, struct ps_pr
 	text_line(p->command, sizeof p->command, comm, NULL);
 	text_line(p->library, sizeof p->library, shim.path, shim.first.deleted ? " (deleted)" : "", NULL);
 	mem = openat(dir, "mem", O_RDONLY | O_CLOEXEC);
-	/* ESRCH: it has no memory any more, so it is exiting (its stat may still say
-	 * running: the kernel releases the memory before the process becomes a zombie). */
-	if (mem < 0 && (errno == ESRCH || process_gone(dir))) {
+	if (mem < 0 && exited_meanwhile(dir, errno)) {
 		result = LOOK_EXITED;
 	} else if (mem < 0) {
 		p->state = PS_UNREADABLE;

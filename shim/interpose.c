@@ -107,7 +107,7 @@ static clock_gettime_fn *vdso_clock_gettime ON_LOAD_PAGE;
 /* Set when the constructor has finished: the real functions, which C library they are
  * and TSCSHIM_STATS are known from then on. A call that comes earlier (from a library
  * whose constructor runs before the shim's) must choose no target that lasts. */
-static bool loaded ON_LOAD_PAGE;
+static bool constructor_done ON_LOAD_PAGE;
 
 /* A function that returns -1 and errno, as one that returns a negated errno. */
 static inline int negated_errno(int rc)
@@ -265,7 +265,7 @@ static bool decided_at_or_before(clockid_t clock, enum real_function entry)
  * NULL (pass the call on as before the decision) while the real function is unknown. */
 static __attribute__((noinline)) negated_errno_clock_gettime_fn *never_served_target_chosen(void)
 {
-	if (!__atomic_load_n(&loaded, __ATOMIC_ACQUIRE))
+	if (!__atomic_load_n(&constructor_done, __ATOMIC_ACQUIRE))
 		return NULL;
 	/* Finding the vDSO may ask getauxval, which sets errno where there is none. */
 	int saved = errno;
@@ -439,7 +439,7 @@ LOAD_PATH __attribute__((constructor(101))) static void shim_load(void)
 	refclock_gettime = real_clock_gettime;
 	bool measure_now = settings_load();
 	__atomic_store_n(&pass_to.counted_clocks, (uint8_t)settings_counted_clocks(), __ATOMIC_RELAXED);
-	__atomic_store_n(&loaded, true, __ATOMIC_RELEASE);
+	__atomic_store_n(&constructor_done, true, __ATOMIC_RELEASE);
 	if (measure_now)
 		gate_decide_if_due(CLOCK_MONOTONIC, true);
 	errno = saved;

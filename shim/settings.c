@@ -152,10 +152,11 @@ LOAD_PATH uint64_t settings_counted_clocks(void)
 
 uint64_t setting_before_decision(enum option_id id)
 {
+	if (id == OPT_CLOCKS)
+		return settings_counted_clocks();
 	if (settings.variables_set)
 		return settings.values.num[id];
 	switch (id) {
-	case OPT_CLOCKS: return OPTION_CLOCKS_DEFAULT_SET;
 	case OPT_FENCE: return OPTION_FENCE_DEFAULT;
 	case OPT_DECIDE_AFTER: return OPTION_DECIDE_AFTER_DEFAULT;
 	case OPT_DISABLE: return settings.disabled_alone;

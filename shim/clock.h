@@ -63,6 +63,9 @@ struct clock_tally {
 	_Atomic uint64_t stop_cause[SERVED_CLOCK_COUNT];
 	_Atomic uint64_t held_reads;
 	_Atomic uint64_t unreadable_anchors;
+	/* Times a stopped clock (or the whole line) served again, its kernel clock having
+	 * held the bound once more after a back-off (a rate change passed, noise subsided). */
+	_Atomic uint64_t resumes;
 };
 #pragma GCC visibility push(hidden)
 extern struct clock_tally clock_tally;
@@ -79,6 +82,7 @@ struct clock_counters {
 	uint32_t stop_cause[SERVED_CLOCK_COUNT]; /* enum track_stop, per clock */
 	uint64_t held_reads;      /* reads of a stopped clock held above the kernel's value */
 	uint64_t unreadable_anchors; /* anchors with no good reading of some clock */
+	uint64_t resumes;         /* stopped clocks that served again */
 	uint64_t mult;
 	uint32_t shift;
 };

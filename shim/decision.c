@@ -58,6 +58,7 @@ struct decision {
 	char clocksource[CACHE_CLOCKSOURCE_MAX + 1]; /* "" where /sys cannot tell */
 	bool clocksource_read;
 	const char *lookup_failed;      /* why a look-up the decision needed failed */
+	enum state_reason lookup_failed_code;
 };
 
 static void begin(struct decision *d, const struct decision_setup *s, struct decision_result *r)
@@ -65,11 +66,20 @@ static void begin(struct decision *d, const struct decision_setup *s, struct dec
 	*d = (struct decision){.s = *s, .o = s->o, .r = r, .cache_path = record_cache_path(s->o)};
 }
 
-/* The decision ends here, passing through, saying why. */
-static void pass_through(struct decision *d, const char *reason)
+/* The decision ends here, passing through, saying why (the code for readers, the text for
+ * people). */
+static void pass_through(struct decision *d, enum state_reason code, const char *reason)
 {
 	text_line(d->r->reason, sizeof d->r->reason, reason, NULL);
+	d->r->reason_code = code;
 	d->r->serving = false;
+}
+
+/* A look-up the decision needed failed: why, for pass_through. */
+static void lookup_failed(struct decision *d, enum state_reason code, const char *why)
+{
+	d->lookup_failed = why;
+	d->lookup_failed_code = code;
 }
 
 static const char no_proc[] = "cannot read /proc/sys/kernel/random/boot_id (no /proc?): no record can be "
@@ -84,7 +94,7 @@ static bool read_cpu_set(struct decision *d)
 {
 	int pid = (int)raw_syscall4(SYS_getpid, 0, 0, 0, 0);
 	if (cpu_mask_allowed_of(pid, &d->cpus) < 1 && cpu_mask_allowed(&d->cpus) < 1) {
-		d->lookup_failed = "cannot read the CPU affinity (more than 1024 CPUs?)";
+		lookup_failed(d, STATE_REASON_NO_AFFINITY, "cannot read the CPU affinity (more than 1024 CPUs?)");
 		return false;
 	}
 	d->key.cpus = &d->cpus;
@@ -95,7 +105,7 @@ static bool read_cpu_set(struct decision *d)
 static bool read_boot(struct decision *d)
 {
 	if (read_boot_id(d->boot_id, sizeof d->boot_id) != 0 || !d->boot_id[0]) {
-		d->lookup_failed = no_proc;
+		lookup_failed(d, STATE_REASON_NO_PROC, no_proc);
 		return false;
 	}
 	d->key.boot_id = d->boot_id;
@@ -117,12 +127,12 @@ static const char *read_clocksource(struct decision *d)
 static bool key_of_this_boot(struct decision *d, bool forced)
 {
 	if (d->s.boot_unknown) {
-		pass_through(d, no_proc);
+		pass_through(d, STATE_REASON_NO_PROC, no_proc);
 		return false;
 	}
 	d->key = (struct cache_key){.boot_wall_ns = refclock_boot_wall_ns(), .any_cpu_signature = true};
 	if (forced && (!read_boot(d) || !read_cpu_set(d))) {
-		pass_through(d, d->lookup_failed);
+		pass_through(d, d->lookup_failed_code, d->lookup_failed);
 		return false;
 	}
 	if (forced)
@@ -178,13 +188,40 @@ static bool record_for_this_boot(struct decision *d, bool forced)
 static void none_answers_at_read(struct decision *d)
 {
 	if (d->lookup_failed) {
-		pass_through(d, d->lookup_failed);
+		pass_through(d, d->lookup_failed_code, d->lookup_failed);
 		return;
 	}
 	if (d->cache_path)
 		record_mark_stale(d->cache_path);
-	pass_through(d, "no record answers this process at its read (another boot, CPU or CPU set, or unusable); "
+	pass_through(d, STATE_REASON_NO_RECORD, "no record answers this process at its read (another boot, CPU or CPU set, or unusable); "
 			"nothing is measured at a program's read: passing through, the next start measures at load");
+}
+
+/* The verdict's reason as a number: which of verdict_decide's branches (calib/verdict.c)
+ * the inputs took, in its order. test/test_ps.c holds each text the verdict writes to
+ * the code given here. */
+static enum state_reason verdict_reason_code(const struct verdict_inputs *in, const struct verdict *v)
+{
+	const struct estimate_analysis *a = in->analysis;
+	if (!in->counter_present)
+		return STATE_REASON_NO_COUNTER;
+	if (!in->counter_invariant)
+		return STATE_REASON_NOT_INVARIANT;
+	if (in->require_tsc_clocksource && strcmp(in->clocksource, "tsc") != 0)
+		return STATE_REASON_CLOCKSOURCE;
+	if (v->reliable)
+		return STATE_REASON_RELIABLE;
+	if (in->rate_millihz == 0)
+		return STATE_REASON_RATE_UNKNOWN;
+	if (!a)
+		return STATE_REASON_NO_ESTIMATE;
+	if (a->verdict == ESTIMATE_INCONCLUSIVE)
+		return STATE_REASON_INCONCLUSIVE;
+	if (a->verdict == ESTIMATE_NOT_MONOTONIC)
+		return STATE_REASON_NOT_MONOTONIC;
+	if (a->verdict != ESTIMATE_CONSISTENT)
+		return STATE_REASON_INCONSISTENT;
+	return STATE_REASON_MAX_SHIFT;
 }
 
 /* The refusals that need no estimate: no counter, not invariant, not the required
@@ -208,6 +245,7 @@ static bool counter_refusal(struct decision *d, struct counter_identity *id)
 	if (!verdict_refuse_early(&in, &v))
 		return false;
 	text_line(d->r->reason, sizeof d->r->reason, v.reason, NULL);
+	d->r->reason_code = verdict_reason_code(&in, &v);
 	return true;
 }
 
@@ -233,6 +271,7 @@ static bool reliable_verdict(struct decision *d, const struct counter_identity *
 	struct verdict v;
 	verdict_decide(&in, &v);
 	memcpy(d->r->reason, v.reason, sizeof d->r->reason);
+	d->r->reason_code = verdict_reason_code(&in, &v);
 	d->r->max_shift_ns = v.max_shift_ns;
 	d->r->rate_millihz = d->record.rate_millihz;
 	d->r->source = d->source;
@@ -341,6 +380,7 @@ static bool worth_serving(struct decision *d)
 		clock_close();
 		r->serving = false;
 		r->not_worth_it = true;
+		r->reason_code = STATE_REASON_NOT_WORTH_IT;
 		text_add(&t, "pass-through: ");
 		cost_describe(&t, &r->cost, counter_ps);
 		text_add(&t, r->fenced ? " (fenced), not " : " (unfenced), not ");
@@ -375,8 +415,10 @@ static bool clock_started(struct decision_result *r, const struct line_setup *se
 {
 	const char *err = NULL;
 	r->serving = clock_start(setup, &err) == 0;
-	if (!r->serving)
+	if (!r->serving) {
 		text_line(r->reason, sizeof r->reason, err, NULL);
+		r->reason_code = STATE_REASON_CLOCK_START;
+	}
 	return r->serving;
 }
 
@@ -398,7 +440,7 @@ static bool serve_without_costs(struct decision *d)
 	if (d->source == TSCSHIM_SOURCE_USER_CACHE)
 		record_mark_stale(d->cache_path);
 	d->r->not_worth_it = true;
-	pass_through(d, "pass-through: the record holds no costs of this build under this clocksource "
+	pass_through(d, STATE_REASON_NO_COSTS, "pass-through: the record holds no costs of this build under this clocksource "
 			"(tscshim calib --save stores them), and nothing is measured at a program's read");
 	return false;
 }
@@ -409,6 +451,7 @@ static void inconclusive_until_retry(struct decision *d, const char *detail)
 	d->r->source = d->source;
 	d->r->rate_millihz = d->record.rate_millihz;
 	record_inconclusive_reason(&d->record, detail, d->r->reason, sizeof d->r->reason);
+	d->r->reason_code = STATE_REASON_INCONCLUSIVE;
 }
 
 /* A decision at a read, up to whether the clock starts: in a frame of its own, gone by
@@ -479,7 +522,7 @@ static bool measured_by_another_process(struct decision *d, int *lock, bool *non
 		return true;
 	}
 	*none = true;
-	pass_through(d, "another process was measuring and left no answer within the budget");
+	pass_through(d, STATE_REASON_MEASURER_GONE, "another process was measuring and left no answer within the budget");
 	return false;
 }
 
@@ -522,7 +565,7 @@ static bool measured_now(struct decision *d, const struct counter_identity *id, 
 	uint64_t mask_after_fork;
 	d->s.signals_blocked = d->s.signals_blocked && signals_block_all(&mask_after_fork);
 	if (rc != 0) {
-		pass_through(d, why);
+		pass_through(d, STATE_REASON_SECCOMP, why); /* record_measure's one refusal */
 		return false;
 	}
 	*a = m.analysis;
@@ -532,6 +575,7 @@ static bool measured_now(struct decision *d, const struct counter_identity *id, 
 	char detail[200];
 	describe_inconclusive(d->o, &m, detail, sizeof detail);
 	record_inconclusive_reason(&d->record, detail, d->r->reason, sizeof d->r->reason);
+	d->r->reason_code = STATE_REASON_INCONCLUSIVE;
 	return false;
 }
 
@@ -587,7 +631,7 @@ void decision_forced(const struct decision_setup *s, struct decision_result *r)
 	if (!found && d.cache_path && !d.lookup_failed)
 		found = waited = measured_by_another_process(&d, &lock, &none);
 	if (d.lookup_failed)
-		pass_through(&d, d.lookup_failed);
+		pass_through(&d, d.lookup_failed_code, d.lookup_failed);
 	struct counter_identity id;
 	if (d.lookup_failed || none || counter_refusal(&d, &id)) {
 		record_unlock(lock);

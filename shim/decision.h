@@ -8,6 +8,7 @@
 #include "cost.h"
 
 #include "options.h"
+#include "state_block.h"
 #include "tscshim.h"
 
 #include <stdbool.h>
@@ -31,6 +32,9 @@ struct decision_result {
 	bool costs_from_record;
 	uint64_t decide_ns;      /* how long the read (or query, or load) that decided took to decide */
 	uint64_t at_read;        /* the read that decided, 0: at load or a status query */
+	/* Why, as a number (enum state_reason, calib/state_block.h): what `tscshim ps` keys
+	 * on; `reason` says the same for people. Set wherever reason is. */
+	uint32_t reason_code;
 	char reason[TSCSHIM_REASON_SIZE];
 };
 

@@ -36,6 +36,8 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 
@@ -200,6 +202,7 @@ static void give_up_after_dead_decider(void)
 	struct decision_result r = {.max_shift_ns = UINT64_MAX};
 	text_line(r.reason, sizeof r.reason,
 		  "the thread deciding died mid-decision (killed by a seccomp filter?); passing every call through", NULL);
+	r.reason_code = STATE_REASON_DECIDER_DIED;
 	publish(&r, 0, 0);
 	if (say_level >= 1)
 		say("passing through: ", r.reason, NULL);
@@ -318,6 +321,21 @@ struct decision_call {
 			       * seccomp filter say): the first publication need not block them */
 };
 
+/* The settings' refusal (settings_for_decision wrote its text, r->reason) as a number.
+ * settings.c writes the text alone, so the refusal is told apart here in its order: its
+ * two fixed texts, then secure execution, then an invalid value before the other C
+ * library's build. */
+static enum state_reason refusal_code(const struct decision_result *r)
+{
+	if (strcmp(r->reason, "TSCSHIM_DISABLE=1") == 0)
+		return STATE_REASON_DISABLED;
+	if (strcmp(r->reason, "TSCSHIM_CLOCKS=none") == 0)
+		return STATE_REASON_NO_CLOCKS;
+	if (getauxval(AT_SECURE))
+		return STATE_REASON_SECURE_EXECUTION;
+	return settings_invalid() ? STATE_REASON_INVALID_SETTING : STATE_REASON_OTHER_LIBC;
+}
+
 /* The decision, on its stack: the settings' refusal, or what the decision finds, written
  * into gate_result and published; then said. */
 static void decide(void *arg)
@@ -325,6 +343,8 @@ static void decide(void *arg)
 	const struct decision_call *call = arg;
 	uint64_t began = refclock_now_ns(CLOCK_MONOTONIC);
 	const struct option_values *o = settings_for_decision(&gate_result);
+	if (!o)
+		gate_result.reason_code = refusal_code(&gate_result);
 	if (o) {
 		struct decision_setup s = {o, settings_boot_unknown(), call->signals_blocked, call->wiped_marked};
 		if (call->read_number == 0 && may_measure_now())

@@ -26,6 +26,7 @@ WIDTH(struct decision_result, served, 4);
 WIDTH(struct decision_result, source, 4);
 WIDTH(struct decision_result, decide_ns, 8);
 WIDTH(struct decision_result, at_read, 8);
+WIDTH(struct decision_result, reason_code, 4);
 WIDTH(struct clock_tally, resyncs, 8);
 WIDTH(struct clock_tally, reanchors, 8);
 WIDTH(struct clock_tally, stops, 8);
@@ -36,12 +37,14 @@ WIDTH(struct clock_tally, stopped_uncovered, 8);
 WIDTH(struct clock_tally, stopped_clocks, 8);
 WIDTH(struct clock_tally, stop_cause[0], 8);
 WIDTH(struct clock_tally, held_reads, 8);
+WIDTH(struct clock_tally, resumes, 8);
 WIDTH(struct stats_slot, count, STAT_CLOCKS * 2 * 8);
 
 _Static_assert(offsetof(struct state_block, in_stops) == STATE_BLOCK_V1_SIZE &&
-		       sizeof(struct state_block) == STATE_BLOCK_STOPS_SIZE,
+		       offsetof(struct state_block, in_reason) == STATE_BLOCK_STOPS_SIZE &&
+		       sizeof(struct state_block) == STATE_BLOCK_V2_SIZE,
 	       "a field appended to the block goes at its end, with a define of the size that has it; "
-	       "STATE_BLOCK_V1_SIZE stays layout 1's");
+	       "STATE_BLOCK_V1_SIZE and STATE_BLOCK_STOPS_SIZE stay layout 1's");
 /* A stopped clock's bit and cause are the served clock's: a cause is enum track_stop,
  * which shim/status.c asserts is the public enum tscshim_stop a reader decodes. */
 _Static_assert(SERVED_CLOCK_COUNT <= 32, "stopped_clocks' bits are the decision's served clocks");
@@ -95,6 +98,11 @@ __attribute__((used)) ON_LOAD_PAGE struct state_block visible_block = {
 			.stop_cause = FIELD(struct clock_tally, stop_cause),
 			.stop_causes = sizeof(((struct clock_tally *)0)->stop_cause) / 8,
 			.held_reads = FIELD(struct clock_tally, held_reads),
+		},
+	.in_reason =
+		{
+			.code = FIELD(struct decision_result, reason_code),
+			.resumes = FIELD(struct clock_tally, resumes),
 		},
 };
 

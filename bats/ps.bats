@@ -3,7 +3,10 @@
 # mid-decision, a fork child, some clocks or the whole line stopped since, another
 # version, no shim, exiting while being read), read
 # from outside; its three outputs; the shim found wherever it was loaded from (installed,
-# stripped, deleted since); and as an unprivileged user. The machine is shared: other
+# stripped, deleted since); and as an unprivileged user. And what a hostile neighbour
+# stages: a file system that never answers, names that are not text, a file of the shim's
+# name that is no ELF object, maps of tens of megabytes, thread ids; and a reader that
+# cannot take the output. The machine is shared: other
 # processes may have the shim loaded, so each test names its own (-p) or picks them out.
 bats_require_minimum_version 1.5.0
 load helpers
@@ -13,6 +16,7 @@ PROBE_PS="$ROOT/build/test/probe_ps"
 EXIT_LIB="$ROOT/build/test/libps_exit.so"
 LAYOUT_LIB="$ROOT/build/test/libstate_layout.so"
 FLOOR="$ROOT/build/libtscshim-floor.so"
+FUSE_HANG="$ROOT/build/test/probe_fuse_hang"
 HOLD_LIB="$ROOT/build/test/libloading_hold.so"
 REFCLOCK="$ROOT/build/test/librefclock.so"
 
@@ -28,6 +32,7 @@ teardown() {
 	for pid in "${started_pids[@]}"; do
 		kill -9 "$pid" 2>/dev/null || true
 	done
+	[ -z "${fuse_server:-}" ] || stop_fuse_hang
 	wait 2>/dev/null || true
 }
 
@@ -114,7 +119,10 @@ start_three() {
 	[ "$(q "$passing" .served_reads)" = null ]
 	[ "$(q "$undecided" '[.state, .reads_before_decision] | join(" ")')" = "undecided 640" ]
 	[ "$(q "$undecided" 'has("decided")')" = false ]
-	[ "$(jq -c .summary <<<"$output")" = '{"processes":3,"serving":1,"passing_through":1,"undecided":1,"other_version":0,"unreadable":0,"passing_through_by_reason":{"disabled":1},"unreadable_by_why":{},"resyncs":'"$(q "$serving" .resyncs)"',"fallbacks":0,"counting":1,"served_reads":2000}' ]
+	[ "$(jq -c .summary <<<"$output")" = '{"processes":3,"serving":1,"passing_through":1,"undecided":1,"other_version":0,"unreadable":0,"skipped":0,"passing_through_by_reason":{"disabled":1},"unreadable_by_why":{},"resyncs":'"$(q "$serving" .resyncs)"',"fallbacks":0,"resumes":0,"counting":1,"served_reads":2000,"counts_left_out":0}' ]
+	# The reason as the shim gave it, a number, and its key from that number.
+	[ "$(q "$passing" '[.reason_code, .reason_key] | join(" ")')" = "2 disabled" ]
+	[ "$(q "$serving" .reason_code)" = 1 ]
 	[ "$(jq -r .exited_while_read <<<"$output")" -eq 0 ]
 }
 
@@ -317,7 +325,7 @@ read_three_ways() { # PID
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[[ "$(line_of "$old")" == *"  loaded, another version (no state block)" ]]
-	[[ "$(line_of "$later")" == *"  loaded, another version (state layout 2)" ]]
+	[[ "$(line_of "$later")" == *"  loaded, another version (state layout 3)" ]]
 	[ "$(tail -1 <<<"$output")" = "2 processes with the shim loaded: 0 serving, 0 passing through, 0 undecided, 2 another version" ]
 	# Not the shim: not listed, and -p says so (exit 1, one line each).
 	run --separate-stderr "$TSCSHIM" ps -p "$floor,$plain"
@@ -489,4 +497,173 @@ tscshim ps: process $plain: the shim is not loaded" ]
 	run "$TSCSHIM" ps --help
 	[ "$status" -eq 0 ]
 	[[ "$output" == "usage: tscshim ps "* ]]
+}
+
+# A FUSE file system whose server never answers a read (test/probe_fuse_hang.c), and
+# another user's process that maps a file of it named libtscshim.so as a library is
+# mapped: a read of a page of it that is not in memory waits in state D until the server
+# ends, and no signal ends it. ps reads nothing of it, says why, and finishes at once.
+start_fuse_hang() {
+	[ "$(id -u)" -eq 0 ] || skip "needs root to mount a FUSE file system"
+	[ -c /dev/fuse ] || skip "no /dev/fuse"
+	getent passwd nobody >/dev/null || skip "there is no user nobody"
+	# Where nobody can reach it (the test's own directory is its owner's alone).
+	fuse_dir=$(mktemp -d /tmp/tscshim-hang.XXXXXX)
+	chmod 755 "$fuse_dir"
+	local fifo="$BATS_TEST_TMPDIR/fuse.ready"
+	mkfifo "$fifo"
+	"$FUSE_HANG" serve "$fuse_dir" >"$fifo" 3>&- &
+	fuse_server=$!
+	read -r said <"$fifo" || true
+	[ "$said" = ready ] || skip "a FUSE file system cannot be mounted here"
+	as=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
+	PROBE_PS="$FUSE_HANG" start -- map "$fuse_dir/libtscshim.so"
+	as=()
+	mapper=$started
+}
+
+# Ends the server (the kernel then fails every read it holds) and unmounts.
+stop_fuse_hang() {
+	kill "$fuse_server" 2>/dev/null || true
+	wait "$fuse_server" 2>/dev/null || true
+	umount -l "$fuse_dir" 2>/dev/null || true
+	rmdir "$fuse_dir" 2>/dev/null || true
+	fuse_server=
+}
+
+@test "ps: another user's process maps a file of a file system that never answers: skipped, said why, ps done within a second" {
+	start_fuse_hang
+	local out="$BATS_TEST_TMPDIR/ps.out" err="$BATS_TEST_TMPDIR/ps.err" format ps_pid waited
+	for format in "" --json --prometheus; do
+		# In the background: a read that waits on the server would hold ps in state D,
+		# which no timeout's signal ends; the server's end frees it, after the check.
+		"$TSCSHIM" ps $format -p "$mapper" >"$out" 2>"$err" &
+		ps_pid=$!
+		for waited in $(seq 20); do
+			kill -0 "$ps_pid" 2>/dev/null || break
+			sleep 0.05
+		done
+		if kill -0 "$ps_pid" 2>/dev/null; then
+			grep State "/proc/$ps_pid/status" || true
+			stop_fuse_hang
+			wait "$ps_pid" || true
+			echo "ps $format still running after a second"
+			false
+		fi
+		wait "$ps_pid"
+		cat "$out" "$err"
+		[ ! -s "$err" ]
+		case $format in
+		"") output=$(cat "$out") && [[ "$(line_of "$mapper")" == *" nobody "*"  skipped (its library's headers are not in memory: reading it could wait on its file system)" ]] ;;
+		--json) [ "$(jq -r '.processes[0] | [.state, .user, .note] | join(" ")' "$out")" = \
+			"skipped nobody its library's headers are not in memory: reading it could wait on its file system" ] ;;
+		--prometheus) grep -qx 'tscshim_processes{state="skipped"} 1' "$out" ;;
+		esac
+	done
+	# The whole machine's scan, as cron runs it, finishes as well.
+	run timeout 5 "$TSCSHIM" ps --prometheus
+	stop_fuse_hang
+	[ "$status" -eq 0 ]
+	grep -q '^tscshim_processes{state="skipped"} [1-9]' <<<"$output"
+}
+
+@test "ps: a file named libtscshim.so that is no ELF object is not the shim, not another version" {
+	local lib="$BATS_TEST_TMPDIR/fake/libtscshim.so"
+	mkdir -p "$(dirname "$lib")"
+	head -c 16384 /dev/urandom >"$lib"
+	printf 'not an ELF object' | dd of="$lib" conv=notrunc 2>/dev/null
+	# Its pages read into memory first: what is not in memory is not read (the test above).
+	PROBE_PS="$FUSE_HANG" start -- map "$lib" touch
+	run --separate-stderr "$TSCSHIM" ps -p "$started"
+	echo "$output $stderr"
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "tscshim ps: process $started: the shim is not loaded ($lib is not the shim: not an ELF object of this machine)" ]
+	[ "$(tail -1 <<<"$output")" = "0 processes with the shim loaded: 0 serving, 0 passing through, 0 undecided" ]
+	run "$TSCSHIM" ps
+	[ "$status" -eq 0 ]
+	[ -z "$(line_of "$started")" ]
+}
+
+@test "ps: a write that fails (a full disk) exits 1 with one line on stderr, for each output" {
+	[ -w /dev/full ] || skip "no /dev/full"
+	local format
+	for format in "" --json --prometheus; do
+		run --separate-stderr "$TSCSHIM" ps $format
+		[ "$status" -eq 0 ]
+		run --separate-stderr bash -c '"$0" ps '"$format"' >/dev/full' "$TSCSHIM"
+		echo "ps $format: $status $stderr"
+		[ "$status" -eq 1 ]
+		[ "$stderr" = "tscshim ps: cannot write the output: No space left on device" ]
+	done
+}
+
+@test "ps -p: a process named twice is listed and counted once; a thread's id is refused, naming its process" {
+	start LD_PRELOAD="$SHIM" TSCSHIM_DISABLE=1 TSCSHIM_DECIDE_AFTER=1000 -- reads 64
+	local pid=$started
+	run --separate-stderr "$TSCSHIM" ps -p "$pid,$pid" -p "$pid"
+	echo "$output $stderr"
+	[ "$status" -eq 0 ]
+	[ "$(grep -cE "^ *$pid " <<<"$output")" -eq 1 ]
+	[ "$(tail -1 <<<"$output")" = "1 process with the shim loaded: 0 serving, 0 passing through, 1 undecided" ]
+	start LD_PRELOAD="$SHIM" TSCSHIM_DISABLE=1 -- thread
+	local tid=${said#ready } process=$started
+	[ "$tid" != "$process" ]
+	run --separate-stderr "$TSCSHIM" ps --json -p "$tid"
+	echo "$output $stderr"
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "tscshim ps: process $tid: a thread of process $process, not a process (try -p $process)" ]
+	[ "$(jq '.processes | length' <<<"$output")" -eq 0 ]
+}
+
+@test "ps: a process whose maps run past 64 MiB is read in full, not reported as exited" {
+	# A path of about 1,200 bytes, its first page mapped 60,000 times apart: 75 MB of maps.
+	local dir="$BATS_TEST_TMPDIR" i
+	for i in $(seq 5); do
+		dir="$dir/$(printf 'd%.0s' $(seq 230))"
+	done
+	mkdir -p "$dir"
+	head -c 4096 /dev/zero >"$dir/page"
+	start LD_PRELOAD="$SHIM" TSCSHIM_DISABLE=1 TSCSHIM_DECIDE_AFTER=1000 -- maps 60000 "$dir/page"
+	[ "$(wc -c <"/proc/$started/maps")" -gt $((64 << 20)) ]
+	run --separate-stderr "$TSCSHIM" ps --json -p "$started"
+	echo "$stderr"
+	[ "$status" -eq 0 ]
+	[ "$(jq -r '.processes[0].state' <<<"$output")" = undecided ]
+	[ "$(jq -r .exited_while_read <<<"$output")" -eq 0 ]
+}
+
+@test "ps: names, paths and counts a hostile user chose, through all three outputs, parsed strictly" {
+	# test_ps's fuzzing of every output (random bytes in every text, counts near 2^64),
+	# kept: the JSON read as strict UTF-8 by Python's json, the metrics by
+	# prometheus_client's parser, the table free of control characters.
+	/usr/bin/python3 -c 'import prometheus_client' 2>/dev/null ||
+		skip "prometheus_client is not installed (apt-get install python3-prometheus-client)"
+	local dir="$BATS_TEST_TMPDIR/fuzz"
+	mkdir -p "$dir"
+	TSCTEST_PS_FUZZ_DIR="$dir" run "$ROOT/build/test/test_ps"
+	[ "$status" -eq 0 ]
+	run /usr/bin/python3 - "$dir" <<'PY'
+import json, os, re, sys
+from prometheus_client.parser import text_string_to_metric_families
+d = sys.argv[1]
+n = 0
+for name in sorted(os.listdir(d)):
+    raw = open(os.path.join(d, name), "rb").read()
+    text = raw.decode("utf-8")  # strict: any invalid byte fails
+    if name.startswith("json."):
+        doc = json.loads(text)
+        assert isinstance(doc["processes"], list)
+    elif name.startswith("prom."):
+        for family in text_string_to_metric_families(text):
+            for sample in family.samples:
+                assert set(sample.labels) <= {"state", "reason", "why", "clock", "cause"}, sample
+    else:
+        bad = re.search(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]", text)
+        assert not bad, (name, bad)
+    n += 1
+print(n, "outputs parsed")
+assert n >= 900
+PY
+	echo "$output"
+	[ "$status" -eq 0 ]
 }

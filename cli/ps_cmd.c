@@ -1,10 +1,14 @@
 /* tscshim ps [--json | --prometheus] [-p PID[,PID...]]...: the processes that have the
- * shim loaded, what each is doing, and a summary (ps.h). */
+ * shim loaded, what each is doing, and a summary (ps.h). The output is made whole in
+ * memory, then written at once: a reader (a cron job's file for node_exporter) gets all
+ * of it or, where the write fails, an exit status that says so. */
 #include "ps.h"
 #include "cli.h"
 #include "util.h"
 
+#include <errno.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,6 +44,13 @@ static int parse_pids(const char *text, int **pids, size_t *n)
 			fprintf(stderr, "tscshim ps: -p '%s': '%s' is not a process id\n", text, one);
 			return -1;
 		}
+		/* Each process once, however often it is named. */
+		bool named = false;
+		for (size_t i = 0; i < *n; i++)
+			named = named || (*pids)[i] == (int)pid;
+		p += len;
+		if (named)
+			continue;
 		int *bigger = realloc(*pids, (*n + 1) * sizeof **pids);
 		if (!bigger) {
 			fprintf(stderr, "tscshim ps: out of memory\n");
@@ -47,9 +58,20 @@ static int parse_pids(const char *text, int **pids, size_t *n)
 		}
 		*pids = bigger;
 		(*pids)[(*n)++] = (int)pid;
-		p += len;
 	} while (*p++ == ',');
 	return 0;
+}
+
+/* The output to stdout, flushed: true, or false after one line on stderr (a full disk, a
+ * closed pipe: the reader has not got it all). */
+static bool written_out(const char *text, size_t len)
+{
+	errno = 0;
+	bool ok = fwrite(text, 1, len, stdout) == len;
+	ok = fflush(stdout) == 0 && ok && !ferror(stdout);
+	if (!ok)
+		fprintf(stderr, "tscshim ps: cannot write the output: %s\n", errno ? strerror(errno) : "write error");
+	return ok;
 }
 
 int command_ps(int argc, char **argv)
@@ -92,13 +114,26 @@ int command_ps(int argc, char **argv)
 		status = 1;
 		goto out;
 	}
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+	if (!out) {
+		fprintf(stderr, "tscshim ps: out of memory\n");
+		status = 1;
+		goto out;
+	}
 	if (format == PS_JSON)
-		ps_write_json(stdout, list, n, &totals);
+		ps_write_json(out, list, n, &totals);
 	else if (format == PS_PROMETHEUS)
-		ps_write_prometheus(stdout, list, n, &totals);
+		ps_write_prometheus(out, list, n, &totals);
 	else
-		ps_write_table(stdout, list, n, &totals);
-	status = missing ? 1 : 0;
+		ps_write_table(out, list, n, &totals);
+	bool made = !ferror(out);
+	made = fclose(out) == 0 && made;
+	status = !made ? 1 : written_out(text, len) ? (missing ? 1 : 0) : 1;
+	if (!made)
+		fprintf(stderr, "tscshim ps: out of memory\n");
+	free(text);
 out:
 	free(pids);
 	free(list);

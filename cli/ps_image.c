@@ -287,6 +287,11 @@ static const char *block_fault(const struct state_block *b, const struct ps_imag
 	     b->in_stops.stop_causes > 32 ||
 	     (uint32_t)b->in_stops.stop_cause + b->in_stops.stop_causes * 8u > b->in_tally.size))
 		return "a counter outside the tally";
+	/* Layout 2's reason code in the decision, resumes in the tally. */
+	if (b->layout >= STATE_BLOCK_LAYOUT && (uint32_t)b->in_reason.code + 4 > b->in_decision.size)
+		return "a decision field outside the decision";
+	if (b->layout >= STATE_BLOCK_LAYOUT && (uint32_t)b->in_reason.resumes + 8 > b->in_tally.size)
+		return "a counter outside the tally";
 	if (b->in_stats.clocks == 0 || b->in_stats.clocks > 16 ||
 	    (uint32_t)b->in_stats.counts + b->in_stats.clocks * 16u > b->in_stats.slot_size)
 		return "a count outside its slot";
@@ -305,6 +310,12 @@ static bool unrelocated(const struct state_block *b, const struct ps_image *img)
 	return false;
 }
 
+/* a + b, at most UINT64_MAX: a forged count must not wrap a sum back to a small one. */
+static uint64_t add_saturating(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
 /* The decision, published whole (never changed after): its fields into p. */
 static int read_decision(const struct ps_memory *m, const struct state_block *b, struct ps_process *p)
 {
@@ -320,12 +331,16 @@ static int read_decision(const struct ps_memory *m, const struct state_block *b,
 	p->source = source;
 	p->decide_ns = u64_at(d, b->in_decision.decide_ns);
 	p->at_read = u64_at(d, b->in_decision.at_read);
-	/* The text, cut at its size whether or not it holds a NUL, made one printable line. */
-	char raw[sizeof p->reason];
-	size_t n = b->in_decision.reason_size < sizeof raw ? b->in_decision.reason_size : sizeof raw;
-	memcpy(raw, d + b->in_decision.reason, n);
-	raw[n - 1] = '\0';
-	text_line(p->reason, sizeof p->reason, raw, NULL);
+	/* The text, cut at its size whether or not it holds a NUL (at a character's boundary);
+	 * kept raw: each output makes it safe for its reader. */
+	size_t n = b->in_decision.reason_size < sizeof p->reason ? b->in_decision.reason_size : sizeof p->reason;
+	memcpy(p->reason, d + b->in_decision.reason, n);
+	p->reason[n - 1] = '\0';
+	ps_utf8_cut(p->reason, n - 1);
+	if (b->layout >= STATE_BLOCK_LAYOUT) {
+		p->reason_code_known = true;
+		memcpy(&p->reason_code, d + b->in_reason.code, 4);
+	}
 	p->when = b->decided_at_load ? PS_AT_LOAD : p->at_read ? PS_AT_READ : PS_AT_QUERY;
 	return 0;
 }
@@ -348,8 +363,8 @@ static int read_counts(const struct ps_memory *m, const struct state_block *b, s
 		for (unsigned c = 0; c < b->in_stats.clocks; c++) {
 			uint64_t passed = u64_at(all, s * slot + b->in_stats.counts + c * 16);
 			uint64_t served = u64_at(all, s * slot + b->in_stats.counts + c * 16 + 8);
-			p->served_reads += served;
-			p->calls += passed + served;
+			p->served_reads = add_saturating(p->served_reads, served);
+			p->calls = add_saturating(p->calls, add_saturating(passed, served));
 		}
 	free(all);
 	return rc;
@@ -369,12 +384,13 @@ enum ps_block_result ps_block_read(const struct ps_memory *m, const struct ps_im
 		return PS_BLOCK_FAILED;
 	if (memcmp(b.magic, STATE_BLOCK_MAGIC, sizeof b.magic) != 0)
 		return other(p, "state block not recognized");
-	if (b.layout != STATE_BLOCK_LAYOUT) {
+	if (b.layout != STATE_BLOCK_LAYOUT && b.layout != STATE_BLOCK_LAYOUT_1) {
 		char what[48];
 		snprintf(what, sizeof what, "state layout %u", b.layout);
 		return other(p, what);
 	}
-	if (b.size < STATE_BLOCK_V1_SIZE || !inside(img->block, b.size, img->data_low, img->data_high))
+	uint32_t least = b.layout == STATE_BLOCK_LAYOUT ? STATE_BLOCK_V2_SIZE : STATE_BLOCK_V1_SIZE;
+	if (b.size < least || !inside(img->block, b.size, img->data_low, img->data_high))
 		return other(p, "state block of a wrong size");
 	/* The fields this reader knows, as far as the block has them (the rest stay 0); a
 	 * newer block's appended ones are not read. */
@@ -410,6 +426,9 @@ enum ps_block_result ps_block_read(const struct ps_memory *m, const struct ps_im
 			p->stop_cause[c] = u64_at(tally, b.in_stops.stop_cause + c * 8u);
 		p->held_reads = u64_at(tally, b.in_stops.held_reads);
 	}
+	p->resumes_known = b.layout >= STATE_BLOCK_LAYOUT;
+	if (p->resumes_known)
+		p->resumes = u64_at(tally, b.in_reason.resumes);
 	if (!b.decision) {
 		p->state = PS_UNDECIDED;
 		return PS_BLOCK_READ;

@@ -1,7 +1,14 @@
 /* What `tscshim ps` prints, from the processes read and the scan's totals: the table with
  * its summary line, --json (one document) and --prometheus (the text exposition format
  * that node_exporter's textfile collector reads). Pure: the unit tests drive it with
- * made-up processes. */
+ * made-up processes.
+ *
+ * Every text a process chose (its name, its library's path, its decision's reason) and
+ * every count it holds may be forged by its owner, any user of the machine: each output
+ * holds for its reader whatever they are. The table escapes every control character (an
+ * operator's terminal obeys them), --json is valid UTF-8, and the sums neither wrap nor
+ * take in a count no process could have reached. Prometheus labels are this file's own
+ * words, never a process's. */
 #include "ps.h"
 
 #include "clocks.h"
@@ -15,6 +22,7 @@ static const char *const state_names[PS_STATES] = {
 	[PS_UNDECIDED] = "undecided",
 	[PS_OTHER_VERSION] = "other_version",
 	[PS_UNREADABLE] = "unreadable",
+	[PS_SKIPPED] = "skipped",
 };
 
 /* A denial's name (the outputs' keys and labels) and words (the table's). */
@@ -29,6 +37,128 @@ static const struct {
 const char *ps_denied_words(enum ps_denied d)
 {
 	return denials[d].words;
+}
+
+/* ---- texts a process chose, made safe ---- */
+
+/* The length of the valid UTF-8 character at s (1 to 4: no overlong form, no surrogate,
+ * nothing beyond U+10FFFF), or 0 where s does not begin one (the NUL ends any). */
+static size_t utf8_char_length(const unsigned char *s)
+{
+	unsigned char c = s[0];
+	if (c < 0x80)
+		return 1;
+	size_t n;
+	unsigned char low = 0x80, high = 0xbf;
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2;
+	else if (c >= 0xe0 && c <= 0xef) {
+		n = 3;
+		low = c == 0xe0 ? 0xa0 : 0x80;
+		high = c == 0xed ? 0x9f : 0xbf;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		n = 4;
+		low = c == 0xf0 ? 0x90 : 0x80;
+		high = c == 0xf4 ? 0x8f : 0xbf;
+	} else
+		return 0;
+	if (s[1] < low || s[1] > high)
+		return 0;
+	for (size_t i = 2; i < n; i++)
+		if (s[i] < 0x80 || s[i] > 0xbf)
+			return 0;
+	return n;
+}
+
+/* True where s, to its end, is the start of a character cut short: a lead byte and fewer
+ * continuation bytes than it needs. */
+static bool utf8_cut_short(const unsigned char *s)
+{
+	size_t need = s[0] >= 0xc2 && s[0] <= 0xdf ? 2 : s[0] >= 0xe0 && s[0] <= 0xef ? 3 : s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : 0;
+	size_t have = 1;
+	while (s[have] >= 0x80 && s[have] <= 0xbf)
+		have++;
+	return need && s[have] == '\0' && have < need;
+}
+
+/* A C0 control, DEL, or a C1 control (U+0080-U+009F) as the character of n bytes at s. */
+static bool control_character(const unsigned char *s, size_t n)
+{
+	return (n == 1 && (s[0] < 0x20 || s[0] == 0x7f)) || (n == 2 && s[0] == 0xc2 && s[1] < 0xa0);
+}
+
+void ps_utf8_cut(char *text, size_t max)
+{
+	unsigned char *s = (unsigned char *)text;
+	for (size_t i = 0; s[i];) {
+		size_t n = utf8_char_length(s + i);
+		if (n == 0 && utf8_cut_short(s + i)) {
+			s[i] = '\0';
+			return;
+		}
+		n = n ? n : 1; /* a byte of no character: a unit of its own */
+		if (i + n > max) {
+			s[i] = '\0';
+			return;
+		}
+		i += n;
+	}
+}
+
+void ps_terminal_text(char *buf, size_t size, const char *text)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *s = (const unsigned char *)text;
+	size_t len = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; s[i];) {
+		size_t n = utf8_char_length(s + i);
+		bool escape = n == 0 || control_character(s + i, n);
+		n = n ? n : 1;
+		char piece[16];
+		size_t plen = 0;
+		if (escape) {
+			for (size_t k = 0; k < n; k++) {
+				piece[plen++] = '\\';
+				piece[plen++] = 'x';
+				piece[plen++] = hex[s[i + k] >> 4];
+				piece[plen++] = hex[s[i + k] & 15];
+			}
+		} else if (s[i] == '\\') {
+			piece[plen++] = '\\';
+			piece[plen++] = '\\';
+		} else {
+			memcpy(piece, s + i, n);
+			plen = n;
+		}
+		if (len + plen >= size)
+			break;
+		memcpy(buf + len, piece, plen);
+		buf[len += plen] = '\0';
+		i += n;
+	}
+}
+
+void ps_json_string(FILE *out, const char *text)
+{
+	const unsigned char *s = (const unsigned char *)text;
+	fputc('"', out);
+	for (size_t i = 0; s[i];) {
+		size_t n = utf8_char_length(s + i);
+		if (n == 0) {
+			fputs("\\ufffd", out); /* a byte of no character */
+			i++;
+			continue;
+		}
+		if (control_character(s + i, n))
+			fprintf(out, "\\u%04x", n == 1 ? s[i] : s[i + 1]);
+		else if (s[i] == '"' || s[i] == '\\')
+			fprintf(out, "\\%c", s[i]);
+		else
+			fwrite(s + i, 1, n, out);
+		i += n;
+	}
+	fputc('"', out);
 }
 
 /* Where the verdict came from: the table's word and the outputs' name. */
@@ -118,10 +248,28 @@ enum { MAX_KEYS = 64 };
 struct summary {
 	unsigned processes, state[PS_STATES], unreadable[PS_DENIEDS];
 	unsigned passing[MAX_KEYS]; /* by ps_reason_key_at's index */
-	uint64_t resyncs, fallbacks, served_reads;
+	uint64_t resyncs, fallbacks, resumes, served_reads; /* saturating */
 	unsigned counting;
 	unsigned stopped[32][STOP_BUCKETS]; /* clocks stopped, by clock and stop_bucket */
+	unsigned left_out; /* counts left out of the sums: PS_COUNT_NOT_REAL or more */
 };
+
+/* *sum += v, at most UINT64_MAX, where v is a count a process could have reached; else
+ * left out, and counted so (a forged block must not move the machine's sums). */
+static void add_count(uint64_t *sum, uint64_t v, struct summary *s)
+{
+	if (v >= PS_COUNT_NOT_REAL) {
+		s->left_out++;
+		return;
+	}
+	*sum = *sum > UINT64_MAX - v ? UINT64_MAX : *sum + v;
+}
+
+/* A process's fallbacks (re-anchors and stops), at most UINT64_MAX. */
+static uint64_t fallbacks_of(const struct ps_process *p)
+{
+	return p->reanchors > UINT64_MAX - p->stops ? UINT64_MAX : p->reanchors + p->stops;
+}
 
 /* The key's index among ps_reason_key_at's; "other"'s for a key not among them. */
 static size_t key_index(const char *key)
@@ -147,15 +295,16 @@ static void summarize(const struct ps_process *p, size_t n, struct summary *s)
 		if (p[i].state == PS_PASSING)
 			s->passing[key_index(p[i].reason_key)]++;
 		if (block_read(&p[i])) {
-			s->resyncs += p[i].resyncs;
-			s->fallbacks += p[i].reanchors + p[i].stops;
+			add_count(&s->resyncs, p[i].resyncs, s);
+			add_count(&s->fallbacks, fallbacks_of(&p[i]), s);
+			add_count(&s->resumes, p[i].resumes, s);
 		}
 		for (unsigned c = 0; decided(&p[i]) && c < 32; c++)
 			if ((p[i].stopped_clocks >> c) & 1)
 				s->stopped[c][stop_bucket(p[i].stop_cause[c])]++;
 		if (p[i].counted) {
 			s->counting++;
-			s->served_reads += p[i].served_reads;
+			add_count(&s->served_reads, p[i].served_reads, s);
 		}
 	}
 }
@@ -198,6 +347,8 @@ static void write_summary_line(FILE *out, const struct summary *s, const struct 
 		fprintf(out, ", %u not readable", s->state[PS_UNREADABLE]);
 		write_counts_by(out, s->unreadable, PS_DENIEDS, denial_words);
 	}
+	if (s->state[PS_SKIPPED])
+		fprintf(out, ", %u skipped", s->state[PS_SKIPPED]);
 	unsigned not_inspected = not_inspected_total(t);
 	if (not_inspected) {
 		fprintf(out, "; could not look into %u other process%s", not_inspected, not_inspected == 1 ? "" : "es");
@@ -205,6 +356,9 @@ static void write_summary_line(FILE *out, const struct summary *s, const struct 
 	}
 	if (t->exited)
 		fprintf(out, "; %u exited while being read", t->exited);
+	if (s->left_out)
+		fprintf(out, "; %u count%s left out of the sums (beyond any a process reaches)", s->left_out,
+			s->left_out == 1 ? "" : "s");
 	fputc('\n', out);
 }
 
@@ -212,21 +366,25 @@ static void write_summary_line(FILE *out, const struct summary *s, const struct 
 
 static void state_words(char *buf, size_t size, const struct ps_process *p)
 {
-	char clocks[128], stopped[256];
+	char clocks[128], stopped[256], resumed[48] = "", note[sizeof p->note * 4];
+	ps_terminal_text(note, sizeof note, p->note); /* this reader's words, escaped all the same */
+	if (p->resumes)
+		snprintf(resumed, sizeof resumed, "; resumed %llu", (unsigned long long)p->resumes);
 	switch (p->state) {
 	case PS_SERVING:
 		/* The clocks it serves now; those the decision served that stopped, after. */
 		clock_names(clocks, sizeof clocks, p->served & ~p->stopped_clocks);
 		stopped_names(stopped, sizeof stopped, p);
-		snprintf(buf, size, "serving, %s: %s%s%s", p->fenced ? "fenced" : "unfenced", clocks,
-			 stopped[0] ? "; stopped: " : "", stopped);
+		snprintf(buf, size, "serving, %s: %s%s%s%s", p->fenced ? "fenced" : "unfenced", clocks,
+			 stopped[0] ? "; stopped: " : "", stopped, resumed);
 		break;
-	case PS_PASSING: snprintf(buf, size, "passing through: %s", p->reason_key); break;
+	case PS_PASSING: snprintf(buf, size, "passing through: %s%s", p->reason_key, resumed); break;
 	case PS_UNDECIDED:
 		snprintf(buf, size, "undecided, %llu read%s", (unsigned long long)p->reads_before_decision,
 			 p->reads_before_decision == 1 ? "" : "s");
 		break;
-	case PS_OTHER_VERSION: snprintf(buf, size, "loaded, another version (%s)", p->note); break;
+	case PS_OTHER_VERSION: snprintf(buf, size, "loaded, another version (%s)", note); break;
+	case PS_SKIPPED: snprintf(buf, size, "skipped (%s)", note); break;
 	default: snprintf(buf, size, "loaded, not readable (%s)", denials[p->denied].words); break;
 	}
 }
@@ -245,7 +403,7 @@ void ps_write_table(FILE *out, const struct ps_process *p, size_t n, const struc
 		"DECIDED", "COST", "RESYNCS", "FALLBACKS", "SERVED", "STATE");
 	for (size_t i = 0; i < n; i++) {
 		const struct ps_process *q = &p[i];
-		char when[32] = "-", cost[16] = "-", resyncs[24], fallbacks[24], served[24], state[448];
+		char when[32] = "-", cost[16] = "-", resyncs[24], fallbacks[24], served[24], state[640];
 		if (decided(q)) {
 			if (q->when == PS_AT_READ)
 				snprintf(when, sizeof when, "at read %llu", (unsigned long long)q->at_read);
@@ -254,10 +412,17 @@ void ps_write_table(FILE *out, const struct ps_process *p, size_t n, const struc
 			ps_format_duration(cost, sizeof cost, q->decide_ns);
 		}
 		u64_or_dash(resyncs, sizeof resyncs, decided(q), q->resyncs);
-		u64_or_dash(fallbacks, sizeof fallbacks, decided(q), q->reanchors + q->stops);
+		u64_or_dash(fallbacks, sizeof fallbacks, decided(q), fallbacks_of(q));
 		u64_or_dash(served, sizeof served, q->counted, q->served_reads);
 		state_words(state, sizeof state, q);
-		fprintf(out, "%7d %-10.10s %-16s %-8s %-14s %8s %8s %9s %10s  %s\n", q->pid, q->user, q->command,
+		/* The user's name in its column's 10 bytes, cut where a character ends; both
+		 * names with every control character escaped. */
+		char user_cut[sizeof q->user], user[64], command[80];
+		snprintf(user_cut, sizeof user_cut, "%s", q->user);
+		ps_utf8_cut(user_cut, 10);
+		ps_terminal_text(user, sizeof user, user_cut);
+		ps_terminal_text(command, sizeof command, q->command);
+		fprintf(out, "%7d %-10s %-16s %-8s %-14s %8s %8s %9s %10s  %s\n", q->pid, user, command,
 			decided(q) ? source_word(q->source, false) : "-", when, cost, resyncs, fallbacks, served, state);
 	}
 	struct summary s;
@@ -287,7 +452,7 @@ static void json_u64(struct json_object *o, const char *name, uint64_t v)
 
 static void json_text(struct json_object *o, const char *name, const char *v)
 {
-	json_write_string(json_key(o, name), v);
+	ps_json_string(json_key(o, name), v);
 }
 
 static void json_bool(struct json_object *o, const char *name, bool v)
@@ -322,10 +487,12 @@ static void write_json_decision(struct json_object *o, const struct ps_process *
 		if (!((q->served >> c) & 1))
 			continue;
 		fputs(n++ ? ", " : "", out);
-		json_write_string(out, clock_name(c, unknown));
+		ps_json_string(out, clock_name(c, unknown));
 	}
 	fputc(']', out);
 	json_text(o, "reason", q->reason);
+	if (q->reason_code_known)
+		json_u64(o, "reason_code", q->reason_code);
 	if (q->state == PS_PASSING)
 		json_text(o, "reason_key", q->reason_key);
 	json_text(o, "source", source_word(q->source, true));
@@ -342,6 +509,10 @@ static void write_json_decision(struct json_object *o, const struct ps_process *
 	json_u64(o, "kernel_reads", q->kernel_reads);
 	json_u64(o, "lost_writes", q->lost_writes);
 	json_u64(o, "largest_error_ns", q->largest_error_ns);
+	if (q->resumes_known)
+		json_u64(o, "resumes", q->resumes);
+	else
+		fputs("null", json_key(o, "resumes"));
 	/* The decision's clocks that stopped, and why; null where the block does not say (an
 	 * earlier build's). */
 	if (!q->stops_known) {
@@ -371,7 +542,7 @@ static void write_json_process(FILE *out, const struct ps_process *q)
 	json_text(&o, "library", q->library);
 	json_text(&o, "build_id", q->build_id);
 	json_text(&o, "state", state_names[q->state]);
-	if (q->state == PS_OTHER_VERSION)
+	if (q->state == PS_OTHER_VERSION || q->state == PS_SKIPPED)
 		json_text(&o, "note", q->note);
 	if (q->state == PS_UNREADABLE)
 		json_text(&o, "why", denials[q->denied].name);
@@ -408,8 +579,10 @@ void ps_write_json(FILE *out, const struct ps_process *p, size_t n, const struct
 	json_counts_by(&sum, "unreadable_by_why", s.unreadable, PS_DENIEDS, denial_name);
 	json_u64(&sum, "resyncs", s.resyncs);
 	json_u64(&sum, "fallbacks", s.fallbacks);
+	json_u64(&sum, "resumes", s.resumes);
 	json_u64(&sum, "counting", s.counting);
 	json_u64(&sum, "served_reads", s.served_reads);
+	json_u64(&sum, "counts_left_out", s.left_out);
 	fputs("},\n", out);
 	struct json_object rest = {out, false};
 	fputs(" \"not_inspected\": {", out);
@@ -471,6 +644,11 @@ void ps_write_prometheus(FILE *out, const struct ps_process *p, size_t n, const 
 	fprintf(out, "tscshim_resyncs %llu\n", (unsigned long long)s.resyncs);
 	family(out, "tscshim_fallbacks", "Watchdog re-anchors and stops so far, summed over the processes read.");
 	fprintf(out, "tscshim_fallbacks %llu\n", (unsigned long long)s.fallbacks);
+	family(out, "tscshim_resumes", "Stopped clocks that served again so far, summed over the processes read.");
+	fprintf(out, "tscshim_resumes %llu\n", (unsigned long long)s.resumes);
+	family(out, "tscshim_counts_left_out",
+	       "Counts left out of the sums above: beyond any a process reaches (a forged state block).");
+	fprintf(out, "tscshim_counts_left_out %u\n", s.left_out);
 	family(out, "tscshim_counting_processes", "Processes that count their calls (TSCSHIM_STATS set).");
 	fprintf(out, "tscshim_counting_processes %u\n", s.counting);
 	family(out, "tscshim_served_reads",

@@ -25,6 +25,8 @@ enum look {
 	LOOK_GONE,       /* no such process (any more) */
 	LOOK_EXITED,     /* it exited while being read */
 	LOOK_DENIED,     /* its maps may not be read: whether it has the shim is not known */
+	LOOK_NOT_SHIM,   /* a file of the shim's name is loaded, but it is no ELF object of ours */
+	LOOK_THREAD,     /* a thread's id, not a process's */
 };
 
 struct scan_context {
@@ -53,46 +55,6 @@ static ssize_t read_small(int dir, const char *name, char *buf, size_t size)
 	return (ssize_t)len;
 }
 
-/* /proc/PID/maps read whole (it may be megabytes): a malloc'd text, or NULL (errno). */
-static char *read_maps(int dir)
-{
-	int fd = openat(dir, "maps", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	size_t size = 65536, len = 0;
-	char *text = malloc(size);
-	while (text) {
-		if (len + 1 == size) {
-			char *bigger = size < (64u << 20) ? realloc(text, size * 2) : NULL;
-			if (!bigger) {
-				free(text);
-				text = NULL;
-				errno = ENOMEM;
-				break;
-			}
-			text = bigger;
-			size *= 2;
-		}
-		ssize_t r = read(fd, text + len, size - 1 - len);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			free(text);
-			text = NULL;
-			break;
-		}
-		if (r == 0) {
-			text[len] = '\0';
-			break;
-		}
-		len += (size_t)r;
-	}
-	int error = errno;
-	close(fd);
-	errno = error;
-	return text;
-}
-
 /* Gone, or a zombie (its memory is gone): the process exited. */
 static bool process_gone(int dir)
 {
@@ -110,28 +72,6 @@ static bool process_gone(int dir)
 static bool exited_meanwhile(int dir, int err)
 {
 	return err == ESRCH || process_gone(dir);
-}
-
-static int memory_read(void *ctx, uint64_t address, void *buf, size_t len)
-{
-	int fd = *(const int *)ctx;
-	if (address > (uint64_t)INT64_MAX - len) {
-		errno = EIO;
-		return -1;
-	}
-	for (size_t done = 0; done < len;) {
-		ssize_t r = pread(fd, (char *)buf + done, len - done, (off_t)(address + done));
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return -1;
-		if (r == 0) {
-			errno = ESRCH; /* its memory is gone: the process exited */
-			return -1;
-		}
-		done += (size_t)r;
-	}
-	return 0;
 }
 
 /* The user's name, from a small cache of those seen (a scan meets few users). */
@@ -161,73 +101,261 @@ static void user_name(unsigned uid, char *buf, size_t size)
 }
 
 /* The shim in a process's maps: the mapping of its first page (offset 0, by its name),
- * and whether the block lies in a writable mapping of that same file (the library was
- * loaded, not only mapped). Returns false where no shim is mapped. */
+ * then the regions its image may take, in address order: the mappings of that same file
+ * and anonymous ones (its .bss), up to the first mapping of anything else. Only there is
+ * its memory ever read (process_memory). */
+enum { MAX_REGIONS = 64 };
+struct region {
+	uint64_t start, end;
+	bool shim_file;  /* a mapping of the shim's file; else anonymous */
+	bool writable;
+};
 struct shim_mappings {
+	bool found, ended;
 	struct ps_mapping first;
 	char path[256];
-	uint64_t writable_low[8], writable_high[8];
-	size_t writable;
+	struct region region[MAX_REGIONS];
+	size_t regions;
+	bool writable; /* a writable mapping of the file: the library was loaded, not only mapped */
 };
 
-static bool find_shim(char *maps, struct shim_mappings *out)
+/* One line of the maps into s. */
+static void take_mapping(char *line, struct shim_mappings *s)
+{
+	struct ps_mapping m;
+	if (s->ended || ps_maps_parse(line, &m) != 0)
+		return;
+	if (!s->found) {
+		if (!m.path[0] || m.offset != 0 || !m.readable || !ps_is_shim_path(m.path))
+			return;
+		s->found = true;
+		s->first = m;
+		snprintf(s->path, sizeof s->path, "%s", m.path);
+		s->first.path = s->path;
+	}
+	bool same = m.path[0] && m.inode == s->first.inode && m.dev_major == s->first.dev_major &&
+		    m.dev_minor == s->first.dev_minor;
+	bool anonymous = !m.path[0] && m.inode == 0;
+	if ((!same && !anonymous) || s->regions == MAX_REGIONS) {
+		s->ended = true;
+		return;
+	}
+	s->region[s->regions++] = (struct region){m.start, m.end, same, m.writable};
+	s->writable = s->writable || (same && m.writable);
+}
+
+/* /proc/PID/maps read through, line by line, however long it is (a process may map
+ * hundreds of megabytes of it): 0 with *out filled, or -1 (errno). */
+static int scan_maps(int dir, struct shim_mappings *out)
 {
 	memset(out, 0, sizeof *out);
-	bool found = false;
-	for (char *line = maps, *next; line && *line; line = next) {
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = '\0';
-		struct ps_mapping m;
-		if (ps_maps_parse(line, &m) != 0 || !m.path[0])
+	int fd = openat(dir, "maps", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	static char buf[65536];
+	size_t have = 0;
+	bool overlong = false; /* within a line longer than buf: no mapping this reader uses */
+	int rc = 0;
+	for (;;) {
+		ssize_t r = read(fd, buf + have, sizeof buf - 1 - have);
+		if (r < 0 && errno == EINTR)
 			continue;
-		if (!found && m.offset == 0 && m.readable && ps_is_shim_path(m.path)) {
-			out->first = m;
-			text_line(out->path, sizeof out->path, m.path, NULL);
-			out->first.path = out->path;
-			found = true;
+		if (r < 0) {
+			rc = -1;
+			break;
 		}
-		if (found && m.writable && m.inode == out->first.inode && m.dev_major == out->first.dev_major &&
-		    m.dev_minor == out->first.dev_minor && out->writable < 8) {
-			out->writable_low[out->writable] = m.start;
-			out->writable_high[out->writable++] = m.end;
+		if (r == 0) {
+			buf[have] = '\0';
+			if (have && !overlong)
+				take_mapping(buf, out);
+			break;
+		}
+		have += (size_t)r;
+		char *line = buf, *newline;
+		while ((newline = memchr(line, '\n', (size_t)(buf + have - line)))) {
+			*newline = '\0';
+			if (!overlong)
+				take_mapping(line, out);
+			overlong = false;
+			line = newline + 1;
+		}
+		have = (size_t)(buf + have - line);
+		memmove(buf, line, have);
+		if (have == sizeof buf - 1) {
+			overlong = true;
+			have = 0;
 		}
 	}
-	return found;
+	int error = errno;
+	close(fd);
+	errno = error;
+	return rc;
+}
+
+static const struct region *region_of(const struct shim_mappings *s, uint64_t address)
+{
+	for (size_t i = 0; i < s->regions; i++)
+		if (address >= s->region[i].start && address < s->region[i].end)
+			return &s->region[i];
+	return NULL;
 }
 
 static bool in_writable_mapping(const struct shim_mappings *s, uint64_t address)
 {
-	for (size_t i = 0; i < s->writable; i++)
-		if (address >= s->writable_low[i] && address + sizeof(struct state_block) <= s->writable_high[i])
-			return true;
+	const struct region *r = region_of(s, address);
+	return r && r->shim_file && r->writable && sizeof(struct state_block) <= r->end - address;
+}
+
+/* A process's memory as ps reads it: only what the kernel answers from memory. A page of
+ * a file that is not in memory would be read from its file system, which the process's
+ * owner may hold up for good (a FUSE server that stops answering: the read waits in state
+ * D, and no signal ends it); so each page is looked up in /proc/PID/pagemap first (which
+ * reads nothing), and read only where it is present or swapped out (to swap, which no
+ * user holds). A page of an anonymous mapping that is not there reads as zeros, without a
+ * read; one of a file fails with EAGAIN. Nothing outside the shim's regions is read. */
+struct process_memory {
+	int mem, pagemap;
+	const struct shim_mappings *shim;
+};
+
+enum { PAGE = 4096 };
+#define PAGEMAP_PRESENT (UINT64_C(1) << 63)
+#define PAGEMAP_SWAPPED (UINT64_C(1) << 62)
+
+/* pread whole: 0, or -1 (errno; ESRCH where the end came first: the memory is gone). */
+static int read_whole(int fd, void *buf, size_t len, uint64_t offset)
+{
+	for (size_t done = 0; done < len;) {
+		ssize_t r = pread(fd, (char *)buf + done, len - done, (off_t)(offset + done));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -1;
+		if (r == 0) {
+			errno = ESRCH; /* its memory is gone: the process exited */
+			return -1;
+		}
+		done += (size_t)r;
+	}
+	return 0;
+}
+
+static int memory_read(void *ctx, uint64_t address, void *buf, size_t len)
+{
+	const struct process_memory *pm = ctx;
+	if (address > (uint64_t)INT64_MAX - len) {
+		errno = EIO;
+		return -1;
+	}
+	for (size_t done = 0; done < len;) {
+		uint64_t at = address + done;
+		size_t chunk = PAGE - (size_t)(at % PAGE);
+		chunk = chunk < len - done ? chunk : len - done;
+		const struct region *r = region_of(pm->shim, at);
+		if (!r) {
+			errno = EIO;
+			return -1;
+		}
+		uint64_t entry;
+		if (read_whole(pm->pagemap, &entry, sizeof entry, at / PAGE * sizeof entry) != 0)
+			return -1;
+		if (entry & (PAGEMAP_PRESENT | PAGEMAP_SWAPPED)) {
+			if (read_whole(pm->mem, (char *)buf + done, chunk, at) != 0)
+				return -1;
+		} else if (!r->shim_file) {
+			memset((char *)buf + done, 0, chunk);
+		} else {
+			errno = EAGAIN;
+			return -1;
+		}
+		done += chunk;
+	}
+	return 0;
+}
+
+/* The image where its headers are not in memory: a fork child's, whose file-backed pages
+ * the kernel maps again only as the child touches them, or a library's whose first page
+ * was reclaimed. The block is then found in the library's data that is (a copy of the
+ * file written at load, on the load page: present, or swapped out, never read from the
+ * file), by its magic; the image's span and data are the regions' (its load bias the
+ * first page's: a shared object's first segment starts at address 0). No build-id. True
+ * with *out where a block is found. */
+#define PAGEMAP_FILE (UINT64_C(1) << 61)
+static bool image_from_data(const struct process_memory *pm, const struct shim_mappings *shim, struct ps_image *out)
+{
+	memset(out, 0, sizeof *out);
+	out->bias = out->low = shim->region[0].start;
+	out->high = shim->region[shim->regions - 1].end;
+	static unsigned char page[PAGE];
+	for (size_t i = 0; i < shim->regions; i++) {
+		const struct region *r = &shim->region[i];
+		if (!r->shim_file || !r->writable)
+			continue;
+		for (uint64_t at = r->start; at < r->end; at += PAGE) {
+			uint64_t entry;
+			if (read_whole(pm->pagemap, &entry, sizeof entry, at / PAGE * sizeof entry) != 0)
+				return false;
+			/* A private copy (not the file's page), in memory or swapped out. */
+			if (!(entry & (PAGEMAP_PRESENT | PAGEMAP_SWAPPED)) || (entry & PAGEMAP_FILE) ||
+			    read_whole(pm->mem, page, PAGE, at) != 0)
+				continue;
+			for (size_t off = 0; off + sizeof(struct state_block) <= PAGE; off += 8)
+				if (memcmp(page + off, STATE_BLOCK_MAGIC, 8) == 0) {
+					out->block = at + off;
+					out->data_low = r->start;
+					out->data_high = r->end;
+					return true;
+				}
+		}
+	}
 	return false;
 }
 
-/* The shim's image and block in the process, through its memory (fd). */
-static enum look read_state(int dir, int mem, const struct shim_mappings *shim, struct ps_process *p)
+/* What a read that was refused because its page is not in memory makes of the process. */
+static enum look skipped(struct ps_process *p, const char *what)
 {
-	struct ps_memory m = {memory_read, &mem};
-	struct ps_image image;
-	if (ps_image_read(&m, shim->first.start, &image) != 0) {
-		if (exited_meanwhile(dir, errno))
-			return LOOK_EXITED;
-		snprintf(p->note, sizeof p->note, "its image could not be read");
-		p->state = PS_OTHER_VERSION;
-		return LOOK_LISTED;
-	}
-	memcpy(p->build_id, image.build_id, sizeof p->build_id);
-	/* Mapped, not loaded (a file opened by mmap): no block of a running shim there. */
+	snprintf(p->note, sizeof p->note, "%s not in memory: reading it could wait on its file system", what);
+	p->state = PS_SKIPPED;
+	return LOOK_LISTED;
+}
+
+/* The shim's image and block in the process, through its memory. */
+static enum look read_state(int dir, struct process_memory *pm, const struct shim_mappings *shim, struct ps_process *p)
+{
+	/* Mapped, not loaded (a file opened by mmap): no block of a running shim there. Said
+	 * before anything of the file is read. */
 	if (!shim->writable)
 		return LOOK_NOT_LOADED;
+	struct ps_memory m = {memory_read, pm};
+	struct ps_image image;
+	if (ps_image_read(&m, shim->first.start, &image) != 0) {
+		int err = errno;
+		if (exited_meanwhile(dir, err))
+			return LOOK_EXITED;
+		if (err == 0)
+			return LOOK_NOT_SHIM;
+		if (err == EAGAIN && !image_from_data(pm, shim, &image))
+			return skipped(p, "its library's headers are");
+		if (err != EAGAIN) {
+			snprintf(p->note, sizeof p->note, "its image could not be read");
+			p->state = PS_OTHER_VERSION;
+			return LOOK_LISTED;
+		}
+	}
+	memcpy(p->build_id, image.build_id, sizeof p->build_id);
 	if (image.block && !in_writable_mapping(shim, image.block)) {
 		snprintf(p->note, sizeof p->note, "state block outside the library's data");
 		p->state = PS_OTHER_VERSION;
 		return LOOK_LISTED;
 	}
 	enum ps_block_result r = ps_block_read(&m, &image, p);
-	if (r == PS_BLOCK_FAILED && exited_meanwhile(dir, errno))
+	int err = errno;
+	if (r == PS_BLOCK_FAILED && exited_meanwhile(dir, err))
 		return LOOK_EXITED;
+	if (r == PS_BLOCK_FAILED && err == EAGAIN) {
+		memset(p->build_id, 0, sizeof p->build_id);
+		return skipped(p, "its state is");
+	}
 	if (r == PS_BLOCK_FAILED) {
 		snprintf(p->note, sizeof p->note, "its state block could not be read");
 		p->state = PS_OTHER_VERSION;
@@ -235,7 +363,30 @@ static enum look read_state(int dir, int mem, const struct shim_mappings *shim, 
 	return LOOK_LISTED;
 }
 
-static enum look look_into(int pid, const struct scan_context *ctx, struct ps_process *p, enum ps_denied *denied)
+/* first and then second into buf, cut at a character's boundary to fit. */
+static void copy_cut(char *buf, size_t size, const char *first, const char *second)
+{
+	size_t a = strnlen(first, size - 1), b = strnlen(second, size - 1 - a);
+	memcpy(buf, first, a);
+	memcpy(buf + a, second, b);
+	buf[a + b] = '\0';
+	ps_utf8_cut(buf, size - 1);
+}
+
+/* The thread group (the process) of the task pid, from its status text: -1 where it does
+ * not say. */
+static long status_tgid(const char *status)
+{
+	const char *line = strstr(status, "\nTgid:");
+	if (!line)
+		return -1;
+	char *end;
+	long tgid = strtol(line + 6, &end, 10);
+	return end == line + 6 ? -1 : tgid;
+}
+
+static enum look look_into(int pid, const struct scan_context *ctx, struct ps_process *p, enum ps_denied *denied,
+			   long *tgid)
 {
 	char path[32];
 	snprintf(path, sizeof path, "/proc/%d", pid);
@@ -245,23 +396,27 @@ static enum look look_into(int pid, const struct scan_context *ctx, struct ps_pr
 	enum look result = LOOK_NOT_LOADED;
 	char status[4096];
 	unsigned uid = 0;
-	char *maps = NULL;
-	int mem = -1;
+	struct process_memory pm = {-1, -1, NULL};
+	memset(p, 0, sizeof *p);
 	if (read_small(dir, "status", status, sizeof status) < 0 || ps_status_uid(status, &uid) != 0) {
 		result = LOOK_GONE;
 		goto done;
 	}
-	maps = read_maps(dir);
-	if (!maps) {
+	/* A thread's id: /proc shows it (not in its listing), with its process's maps. */
+	*tgid = status_tgid(status);
+	if (*tgid > 0 && *tgid != pid) {
+		result = LOOK_THREAD;
+		goto done;
+	}
+	static struct shim_mappings shim;
+	if (scan_maps(dir, &shim) != 0) {
 		bool denial = errno == EACCES || errno == EPERM;
 		result = process_gone(dir) ? LOOK_GONE : denial ? LOOK_DENIED : LOOK_EXITED;
 		*denied = ps_denied_why(uid, ctx->my_uid, ctx->ptrace_scope);
 		goto done;
 	}
-	struct shim_mappings shim;
-	if (!find_shim(maps, &shim))
+	if (!shim.found)
 		goto done;
-	memset(p, 0, sizeof *p);
 	p->pid = pid;
 	p->uid = uid;
 	user_name(uid, p->user, sizeof p->user);
@@ -271,22 +426,26 @@ static enum look look_into(int pid, const struct scan_context *ctx, struct ps_pr
 		goto done;
 	}
 	comm[strcspn(comm, "\n")] = '\0';
-	text_line(p->command, sizeof p->command, comm, NULL);
-	text_line(p->library, sizeof p->library, shim.path, shim.first.deleted ? " (deleted)" : "", NULL);
-	mem = openat(dir, "mem", O_RDONLY | O_CLOEXEC);
-	if (mem < 0 && exited_meanwhile(dir, errno)) {
+	copy_cut(p->command, sizeof p->command, comm, "");
+	copy_cut(p->library, sizeof p->library, shim.path, shim.first.deleted ? " (deleted)" : "");
+	pm.shim = &shim;
+	pm.mem = openat(dir, "mem", O_RDONLY | O_CLOEXEC);
+	if (pm.mem >= 0)
+		pm.pagemap = openat(dir, "pagemap", O_RDONLY | O_CLOEXEC);
+	if ((pm.mem < 0 || pm.pagemap < 0) && exited_meanwhile(dir, errno)) {
 		result = LOOK_EXITED;
-	} else if (mem < 0) {
+	} else if (pm.mem < 0 || pm.pagemap < 0) {
 		p->state = PS_UNREADABLE;
 		p->denied = ps_denied_why(uid, ctx->my_uid, ctx->ptrace_scope);
 		result = LOOK_LISTED;
 	} else {
-		result = read_state(dir, mem, &shim, p);
+		result = read_state(dir, &pm, &shim, p);
 	}
 done:
-	if (mem >= 0)
-		close(mem);
-	free(maps);
+	if (pm.mem >= 0)
+		close(pm.mem);
+	if (pm.pagemap >= 0)
+		close(pm.pagemap);
 	close(dir);
 	return result;
 }
@@ -341,6 +500,17 @@ static int *every_pid(size_t *n)
 	return pids;
 }
 
+/* The line for a process whose file of the shim's name is no ELF object of this machine:
+ * not the shim, whatever its name (the path escaped: the process chose it). */
+static void not_the_shim(int pid, const char *library)
+{
+	char path[1024];
+	ps_terminal_text(path, sizeof path, library);
+	fprintf(stderr, "tscshim ps: process %d: the shim is not loaded (%s is not the shim: not an ELF object of this "
+			"machine)\n",
+		pid, path);
+}
+
 int ps_scan(const int *requested, size_t count, struct ps_process **list, size_t *n, struct ps_scan_totals *t)
 {
 	struct scan_context ctx = {(unsigned)geteuid(), read_ptrace_scope()};
@@ -369,7 +539,8 @@ int ps_scan(const int *requested, size_t count, struct ps_process **list, size_t
 			*list = bigger;
 		}
 		enum ps_denied denied = PS_DENIED_NOT_PERMITTED;
-		enum look look = look_into(pids[i], &ctx, &(*list)[*n], &denied);
+		long tgid = -1;
+		enum look look = look_into(pids[i], &ctx, &(*list)[*n], &denied, &tgid);
 		if (look == LOOK_LISTED)
 			(*n)++;
 		if (look == LOOK_DENIED)
@@ -381,6 +552,11 @@ int ps_scan(const int *requested, size_t count, struct ps_process **list, size_t
 		missing++;
 		if (look == LOOK_DENIED)
 			fprintf(stderr, "tscshim ps: process %d: could not look into it (%s)\n", pids[i], ps_denied_words(denied));
+		else if (look == LOOK_THREAD)
+			fprintf(stderr, "tscshim ps: process %d: a thread of process %ld, not a process (try -p %ld)\n",
+				pids[i], tgid, tgid);
+		else if (look == LOOK_NOT_SHIM)
+			not_the_shim(pids[i], (*list)[*n].library);
 		else
 			fprintf(stderr, "tscshim ps: process %d: %s\n", pids[i],
 				look == LOOK_NOT_LOADED ? "the shim is not loaded"

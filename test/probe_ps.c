@@ -10,6 +10,10 @@
  *   probe_ps stopped    reads until the counter serves no clock (tscshim_status's active
  *                       0): with the hostile kernel-clock double preloaded after the shim
  *                       (test/lib_refclock.c), a line that stopped
+ *   probe_ps thread     a thread that waits; says "ready TID" (the thread's id)
+ *   probe_ps maps N FILE
+ *                       maps FILE's first page N times, apart (each a line of its own in
+ *                       /proc/PID/maps: with a long path, tens of megabytes of it)
  * Exit status 2 for a bad invocation, 3 where `held` has no test hook (or `stopped` no
  * tscshim_status), 5 where `stopped` read for a minute and serving never stopped. */
 #define _GNU_SOURCE
@@ -18,6 +22,10 @@
 #include "test_points.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,6 +87,36 @@ static void hold_at_publication(int point)
 	wait_for_ever();
 }
 
+static pthread_mutex_t thread_said = PTHREAD_MUTEX_INITIALIZER;
+static long thread_id;
+
+static void *waiting_thread(void *arg)
+{
+	(void)arg;
+	thread_id = syscall(SYS_gettid);
+	pthread_mutex_unlock(&thread_said);
+	wait_for_ever();
+	return NULL;
+}
+
+/* FILE's first page mapped n times, each with a page left unmapped after it so that no
+ * two merge into one line. */
+static int map_many(long n, const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 4;
+	char *area = mmap(NULL, (size_t)n * 2 * 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (area == MAP_FAILED)
+		return 4;
+	for (long i = 0; i < n; i++) {
+		if (mmap(area + i * 2 * 4096, 4096, PROT_READ, MAP_PRIVATE | MAP_FIXED, fd, 0) == MAP_FAILED ||
+		    munmap(area + i * 2 * 4096 + 4096, 4096) != 0)
+			return 4;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && strcmp(argv[1], "reads") == 0) {
@@ -106,12 +144,25 @@ int main(int argc, char **argv)
 		printf("ready %d\n", (int)child);
 		fflush(stdout);
 		wait_for_ever();
+	} else if (argc == 2 && strcmp(argv[1], "thread") == 0) {
+		pthread_t t;
+		pthread_mutex_lock(&thread_said);
+		if (pthread_create(&t, NULL, waiting_thread, NULL) != 0)
+			return 4;
+		pthread_mutex_lock(&thread_said);
+		printf("ready %ld\n", thread_id);
+		fflush(stdout);
+		wait_for_ever();
+	} else if (argc == 4 && strcmp(argv[1], "maps") == 0) {
+		int rc = map_many(atol(argv[2]), argv[3]);
+		if (rc != 0)
+			return rc;
 	} else if (argc == 2 && strcmp(argv[1], "stopped") == 0) {
 		int rc = read_until_stopped();
 		if (rc != 0)
 			return rc;
 	} else {
-		fprintf(stderr, "usage: probe_ps reads N | status | held | fork N | stopped\n");
+		fprintf(stderr, "usage: probe_ps reads N | status | held | fork N | stopped | thread | maps N FILE\n");
 		return 2;
 	}
 	say_ready();

@@ -3,6 +3,7 @@
  * memory (and blocks of other layouts, bad ones and reads that fail), the reasons' keys,
  * and the three outputs. */
 #include "ps.h"
+#include "rng.h"
 #include "unit.h"
 
 #include "clocks.h"
@@ -99,11 +100,12 @@ struct fake_decision {
 	uint64_t decide_ns, at_read;
 	int32_t source;
 	uint32_t served;
+	uint32_t code; /* enum state_reason */
 	bool fenced, not_worth_it, serving;
 };
 struct fake_tally {
 	uint64_t stopped_uncovered, largest_error_ns, lost_writes, kernel_reads, stops, reanchors, resyncs, appended;
-	uint64_t held_reads, stop_cause[SERVED_CLOCK_COUNT], stopped_clocks;
+	uint64_t held_reads, stop_cause[SERVED_CLOCK_COUNT], stopped_clocks, resumes;
 };
 struct fake_slot {
 	uint64_t pad;
@@ -176,6 +178,7 @@ static void fake_image(struct fake *f)
 		.in_stats = {4, sizeof(struct fake_slot), STAT_CLOCKS, offsetof(struct fake_slot, count)},
 		.in_stops = {offsetof(struct fake_tally, stopped_clocks), offsetof(struct fake_tally, stop_cause),
 			     SERVED_CLOCK_COUNT, offsetof(struct fake_tally, held_reads)},
+		.in_reason = {offsetof(struct fake_decision, code), offsetof(struct fake_tally, resumes)},
 	};
 	memcpy(b.magic, STATE_BLOCK_MAGIC, 8);
 	put(f, BLOCK_AT, &b, sizeof b);
@@ -190,14 +193,27 @@ static struct state_block *block_of(struct fake *f)
 	return (struct state_block *)(f->image + BLOCK_AT);
 }
 
-static void fake_decide(struct fake *f, bool serving, const char *reason)
+/* A decision: serving (its code STATE_REASON_RELIABLE), or passing through for code. */
+static void fake_decide_code(struct fake *f, bool serving, uint32_t code, const char *reason)
 {
 	struct fake_decision d = {.decide_ns = 38441, .at_read = 1000, .source = TSCSHIM_SOURCE_USER_CACHE,
 				  .served = 1u << SERVED_MONOTONIC | 1u << SERVED_REALTIME, .fenced = true,
-				  .serving = serving};
+				  .serving = serving, .code = serving ? STATE_REASON_RELIABLE : code};
 	snprintf(d.reason, sizeof d.reason, "%s", reason);
 	put(f, DECISION_AT, &d, sizeof d);
 	block_of(f)->decision = BASE + DECISION_AT;
+}
+
+static void fake_decide(struct fake *f, bool serving, const char *reason)
+{
+	fake_decide_code(f, serving, STATE_REASON_UNKNOWN, reason);
+}
+
+/* The block made an earlier build's: layout 1, of size bytes (its reason has no code). */
+static void layout_1(struct fake *f, uint32_t size)
+{
+	block_of(f)->layout = STATE_BLOCK_LAYOUT_1;
+	block_of(f)->size = size;
 }
 
 static enum ps_block_result read_fake(struct fake *f, struct ps_process *p)
@@ -284,21 +300,37 @@ static void test_block_decided(void)
 	CHECK(read_fake(f, &p) == PS_BLOCK_READ && p.when == PS_AT_QUERY);
 	/* An earlier build's block, which says only that serving stopped: its watchdog stopped
 	 * it since, passing through, "watchdog"; the affinity widened, "affinity". */
-	block_of(f)->size = STATE_BLOCK_V1_SIZE;
+	layout_1(f, STATE_BLOCK_V1_SIZE);
 	uint64_t one = 1;
 	put(f, TALLY_AT + offsetof(struct fake_tally, stops), &one, 8);
 	CHECK(read_fake(f, &p) == PS_BLOCK_READ && p.state == PS_PASSING && strcmp(p.reason_key, "watchdog") == 0);
 	put(f, TALLY_AT + offsetof(struct fake_tally, stopped_uncovered), &one, 8);
 	CHECK(read_fake(f, &p) == PS_BLOCK_READ && p.state == PS_PASSING && strcmp(p.reason_key, "affinity") == 0);
-	/* Passing through from the start, with its reason's key. */
+	/* Passing through from the start, with its reason's key: from the code, whatever the
+	 * text says (layout 2); from the text in an earlier build's block (layout 1). */
 	fake_image(f);
-	fake_decide(f, false, "TSCSHIM_DISABLE=1");
+	fake_decide_code(f, false, STATE_REASON_DISABLED, "a text that begins like no row's");
 	CHECK(read_fake(f, &p) == PS_BLOCK_READ && p.state == PS_PASSING && strcmp(p.reason_key, "disabled") == 0);
-	/* A reason that fills its room without a NUL, with a control character: cut, one line. */
+	CHECK(p.reason_code_known && p.reason_code == STATE_REASON_DISABLED);
+	fake_decide_code(f, false, STATE_REASON_MAX_SHIFT, "TSCSHIM_DISABLE=1");
+	CHECK(read_fake(f, &p) == PS_BLOCK_READ && strcmp(p.reason_key, "max-shift") == 0);
+	fake_decide_code(f, false, 9999, "TSCSHIM_DISABLE=1");
+	CHECK(read_fake(f, &p) == PS_BLOCK_READ && strcmp(p.reason_key, "other") == 0);
+	layout_1(f, STATE_BLOCK_STOPS_SIZE);
+	CHECK(read_fake(f, &p) == PS_BLOCK_READ && p.state == PS_PASSING && strcmp(p.reason_key, "disabled") == 0);
+	CHECK(!p.reason_code_known && !p.resumes_known);
+	/* A reason that fills its room without a NUL, with a control character: cut, kept as
+	 * the process wrote it (each output escapes it). */
+	fake_image(f);
+	fake_decide(f, false, "");
 	memset(f->image + DECISION_AT, 'x', 64);
 	f->image[DECISION_AT + 3] = '\n';
-	CHECK(read_fake(f, &p) == PS_BLOCK_READ && strlen(p.reason) == 63 && p.reason[3] == '?');
+	CHECK(read_fake(f, &p) == PS_BLOCK_READ && strlen(p.reason) == 63 && p.reason[3] == '\n');
 	CHECK(strcmp(p.reason_key, "other") == 0);
+	/* Cut where a character ends: a two-byte character across the room's last byte. */
+	f->image[DECISION_AT + 62] = (char)0xc3;
+	f->image[DECISION_AT + 63] = (char)0xa9;
+	CHECK(read_fake(f, &p) == PS_BLOCK_READ && strlen(p.reason) == 62);
 	free(f);
 }
 
@@ -347,7 +379,7 @@ static void test_block_stops(void)
 	CHECK(read_fake(f, &p) == PS_BLOCK_READ && p.state == PS_PASSING && strcmp(p.reason_key, "other") == 0);
 	/* An earlier build of layout 1 (a block without in_stops): whatever lies past its
 	 * end is not read, and a stop is the whole line's, "watchdog". */
-	block_of(f)->size = STATE_BLOCK_V1_SIZE;
+	layout_1(f, STATE_BLOCK_V1_SIZE);
 	block_of(f)->in_stops.stop_causes = 0xffff;
 	CHECK(read_fake(f, &p) == PS_BLOCK_READ && !p.stops_known && p.stopped_clocks == 0 && p.held_reads == 0);
 	CHECK(p.state == PS_PASSING && strcmp(p.reason_key, "watchdog") == 0);
@@ -360,7 +392,7 @@ static void test_block_stops(void)
 	block_of(f)->size = STATE_BLOCK_STOPS_SIZE + 64;
 	CHECK(read_fake(f, &p) == PS_BLOCK_READ && p.state == PS_SERVING && p.stop_cause[SERVED_REALTIME] == 4);
 	/* A process that passes through from the start has no stopped clocks, whatever the bits. */
-	fake_decide(f, false, "TSCSHIM_DISABLE=1");
+	fake_decide_code(f, false, STATE_REASON_DISABLED, "TSCSHIM_DISABLE=1");
 	CHECK(read_fake(f, &p) == PS_BLOCK_READ && p.state == PS_PASSING && p.stopped_clocks == 0);
 	CHECK(strcmp(p.reason_key, "disabled") == 0);
 	/* Offsets outside the tally, and a count of causes beyond one per clock bit: refused. */
@@ -458,9 +490,19 @@ static void test_block_refused(void)
 	struct fake *f = malloc(sizeof *f);
 	struct ps_process p;
 	fake_image(f);
-	block_of(f)->layout = 2;
+	block_of(f)->layout = 3;
 	CHECK(read_fake(f, &p) == PS_BLOCK_OTHER && p.state == PS_OTHER_VERSION);
-	CHECK(strcmp(p.note, "state layout 2") == 0);
+	CHECK(strcmp(p.note, "state layout 3") == 0);
+	/* Layout 2 smaller than its own fields, or their offsets outside their objects. */
+	fake_image(f);
+	block_of(f)->size = STATE_BLOCK_STOPS_SIZE;
+	CHECK(read_fake(f, &p) == PS_BLOCK_OTHER && strcmp(p.note, "state block of a wrong size") == 0);
+	fake_image(f);
+	block_of(f)->in_reason.code = (uint16_t)(sizeof(struct fake_decision) - 2);
+	CHECK(read_fake(f, &p) == PS_BLOCK_OTHER && strstr(p.note, "a decision field outside the decision"));
+	fake_image(f);
+	block_of(f)->in_reason.resumes = (uint16_t)(sizeof(struct fake_tally) - 4);
+	CHECK(read_fake(f, &p) == PS_BLOCK_OTHER && strstr(p.note, "a counter outside the tally"));
 	fake_image(f);
 	block_of(f)->magic[0] = 'X';
 	CHECK(read_fake(f, &p) == PS_BLOCK_OTHER && strcmp(p.note, "state block not recognized") == 0);
@@ -684,7 +726,7 @@ static void test_json(void)
 	CHECK(strstr(text, "\"state\": \"undecided\", \"reads_before_decision\": 64, \"served_reads\": null"));
 	CHECK(strstr(text, "\"state\": \"other_version\", \"note\": \"no state block\"}"));
 	CHECK(strstr(text, "\"summary\": {\"processes\": 4, \"serving\": 1, \"passing_through\": 1, \"undecided\": 1, "
-			   "\"other_version\": 1, \"unreadable\": 0, \"passing_through_by_reason\": {\"disabled\": 1}"));
+			   "\"other_version\": 1, \"unreadable\": 0, \"skipped\": 0, \"passing_through_by_reason\": {\"disabled\": 1}"));
 	CHECK(strstr(text, "\"not_inspected\": {\"processes\": 2, \"by_why\": {\"ptrace_scope\": 2}}"));
 	CHECK(strstr(text, "\"exited_while_read\": 0\n}\n"));
 }
@@ -760,7 +802,7 @@ static void test_outputs_stopped(void)
 			   "0 undecided\n"));
 
 	text = written(ps_write_json, p, 4, &t);
-	CHECK(strstr(text, "\"largest_error_ns\": 0, \"stopped\": {\"realtime\": \"unreadable\"}, \"held_reads\": 3"));
+	CHECK(strstr(text, "\"largest_error_ns\": 0, \"resumes\": null, \"stopped\": {\"realtime\": \"unreadable\"}, \"held_reads\": 3"));
 	CHECK(strstr(text, "\"reason_key\": \"behind\""));
 	CHECK(strstr(text, "\"stopped\": {\"monotonic\": \"behind\", \"monotonic_raw\": \"behind\", "
 			   "\"boottime\": \"behind\", \"realtime\": \"behind\"}, \"held_reads\": 0"));
@@ -786,6 +828,250 @@ static void test_outputs_stopped(void)
 	p[3].stopped_clocks = 0;
 	text = written(ps_write_prometheus, p, 4, &t);
 	CHECK(!strstr(text, "clock5"));
+}
+
+/* ---- outputs whatever the processes hold ---- */
+
+/* Strict UTF-8 (no overlong form, no surrogate, nothing past U+10FFFF), checked here apart
+ * from ps_report.c's own. */
+static bool valid_utf8(const unsigned char *s, size_t len)
+{
+	for (size_t i = 0; i < len;) {
+		unsigned c = s[i];
+		size_t n = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
+		if (n == 0 || i + n > len)
+			return false;
+		uint32_t cp = n == 1 ? c : n == 2 ? c & 0x1f : n == 3 ? c & 0x0f : c & 0x07;
+		for (size_t k = 1; k < n; k++) {
+			if ((s[i + k] & 0xc0) != 0x80)
+				return false;
+			cp = cp << 6 | (s[i + k] & 0x3f);
+		}
+		static const uint32_t least[5] = {0, 0, 0x80, 0x800, 0x10000};
+		if (cp < least[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+			return false;
+		i += n;
+	}
+	return true;
+}
+
+/* No control character but the line ends: C0, DEL, C1 as one byte or as UTF-8. */
+static bool no_controls(const unsigned char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		if ((s[i] < 0x20 && s[i] != '\n') || s[i] == 0x7f)
+			return false;
+		if (s[i] == 0xc2 && i + 1 < len && s[i + 1] >= 0x80 && s[i + 1] <= 0x9f)
+			return false;
+	}
+	return valid_utf8(s, len); /* a lone 0x80-0x9f byte is no valid UTF-8 */
+}
+
+static void test_text_safety(void)
+{
+	char b[256];
+	/* Valid UTF-8 passes; every control character and every byte of no character is
+	 * escaped, each byte as \xNN; a backslash doubled. */
+	ps_terminal_text(b, sizeof b, "caf\xc3\xa9 \xe2\x82\xac");
+	CHECK(strcmp(b, "caf\xc3\xa9 \xe2\x82\xac") == 0);
+	ps_terminal_text(b, sizeof b, "a\x1b[2Jb\x7f\x9b\xc2\x9b\\\xff\xc0\xaf\xed\xa0\x80");
+	CHECK(strcmp(b, "a\\x1b[2Jb\\x7f\\x9b\\xc2\\x9b\\\\\\xff\\xc0\\xaf\\xed\\xa0\\x80") == 0);
+	/* Cut to fit at a piece's end, never inside an escape or a character. */
+	ps_terminal_text(b, 6, "ab\x1b\xc3\xa9");
+	CHECK(strcmp(b, "ab") == 0);
+	ps_terminal_text(b, 5, "ab\xc3\xa9x");
+	CHECK(strcmp(b, "ab\xc3\xa9") == 0);
+
+	static char json[256];
+	FILE *out = fmemopen(json, sizeof json, "w");
+	ps_json_string(out, "q\"\\\n\x01\x7f\x85\xc2\x85\xff\xc3\xa9\xf0\x9f\x98\x80\xe2\x80\xa8");
+	fclose(out);
+	CHECK(strcmp(json, "\"q\\\"\\\\\\u000a\\u0001\\u007f\\ufffd\\u0085\\ufffd\xc3\xa9\xf0\x9f\x98\x80\xe2\x80\xa8\"") == 0);
+	CHECK(valid_utf8((const unsigned char *)json, strlen(json)));
+
+	/* A cut where a character ends; an incomplete last character dropped. */
+	char t[32];
+	snprintf(t, sizeof t, "ab\xc3\xa9\xe2\x82\xac");
+	ps_utf8_cut(t, 6);
+	CHECK(strcmp(t, "ab\xc3\xa9") == 0);
+	snprintf(t, sizeof t, "probe\xe2\x82");
+	ps_utf8_cut(t, 31);
+	CHECK(strcmp(t, "probe") == 0);
+	snprintf(t, sizeof t, "x\xffy\x80");
+	ps_utf8_cut(t, 31);
+	CHECK(strcmp(t, "x\xffy\x80") == 0); /* bytes of no character stay, for the outputs to escape */
+}
+
+/* A process named and laid out by a hostile user: controls and bytes of no character in
+ * its name, path and reason; in the table none reaches the terminal, --json stays UTF-8. */
+static void test_hostile_names(void)
+{
+	struct ps_process p[1];
+	memset(p, 0, sizeof p);
+	p[0] = (struct ps_process){.pid = 7, .user = "eve\x9b", .command = "\x1b]0;x\x07\xc2\x9b\xff", .state = PS_PASSING,
+				   .library = "/tmp/\x1b[1m/libtscshim.so", .reason = "\x9b\n\"", .reason_key = "other"};
+	struct ps_scan_totals t = {0};
+	static char text[16384];
+	for (int k = 0; k < 3; k++) {
+		FILE *out = fmemopen(text, sizeof text, "w");
+		(k == 0 ? ps_write_table : k == 1 ? ps_write_json : ps_write_prometheus)(out, p, 1, &t);
+		fclose(out);
+		if (k == 0)
+			CHECK(no_controls((const unsigned char *)text, strlen(text)));
+		CHECK(valid_utf8((const unsigned char *)text, strlen(text)));
+	}
+}
+
+/* One forged block's counts near 2^64 must not wrap the machine's sums: left out, said so;
+ * counts that can be real still saturate rather than wrap. */
+static void test_sums_not_real(void)
+{
+	struct ps_process p[3];
+	memset(p, 0, sizeof p);
+	for (int i = 0; i < 3; i++)
+		p[i] = (struct ps_process){.pid = 300 + i, .user = "root", .command = "x", .state = PS_SERVING,
+					   .serving = true, .fenced = true, .served = 1, .stops_known = true, .resumes_known = true,
+					   .resyncs = 10, .resumes = 1, .counted = true, .served_reads = 5};
+	p[2].resyncs = UINT64_MAX - 9; /* with the others' 20: 10 after a wrap */
+	p[2].served_reads = UINT64_MAX;
+	struct ps_scan_totals t = {0};
+	char *text = written(ps_write_prometheus, p, 3, &t);
+	CHECK(strstr(text, "\ntscshim_resyncs 20\n"));
+	CHECK(strstr(text, "\ntscshim_served_reads 10\n"));
+	CHECK(strstr(text, "\ntscshim_resumes 3\n"));
+	CHECK(strstr(text, "\ntscshim_counts_left_out 2\n"));
+	text = written(ps_write_table, p, 3, &t);
+	CHECK(strstr(text, "; 2 counts left out of the sums (beyond any a process reaches)\n"));
+	CHECK(strstr(text, "  serving, fenced: monotonic; resumed 1\n"));
+	text = written(ps_write_json, p, 3, &t);
+	CHECK(strstr(text, "\"resyncs\": 20, \"fallbacks\": 0, \"resumes\": 3, \"counting\": 3, \"served_reads\": 10, "
+			   "\"counts_left_out\": 2"));
+	/* Large counts that may be real: the sum saturates. */
+	p[2].resyncs = PS_COUNT_NOT_REAL - 1;
+	p[1].resyncs = PS_COUNT_NOT_REAL - 1;
+	p[0].resyncs = PS_COUNT_NOT_REAL - 1;
+	p[0].reanchors = UINT64_MAX;
+	p[0].stops = 5; /* fallbacks: saturated, then not real */
+	text = written(ps_write_prometheus, p, 3, &t);
+	CHECK(strstr(text, "\ntscshim_resyncs 13835058055282163709\n"));
+	struct ps_process six[6];
+	for (int i = 0; i < 6; i++)
+		six[i] = p[1];
+	text = written(ps_write_prometheus, six, 6, &t);
+	CHECK(strstr(text, "\ntscshim_resyncs 18446744073709551615\n"));
+}
+
+/* A process skipped (its memory not resident): said in each output. */
+static void test_skipped(void)
+{
+	struct ps_process p[1];
+	memset(p, 0, sizeof p);
+	p[0] = (struct ps_process){.pid = 9, .user = "nobody", .command = "x", .state = PS_SKIPPED,
+				   .note = "its state is not in memory: reading it could wait on its file system"};
+	struct ps_scan_totals t = {0};
+	char *text = written(ps_write_table, p, 1, &t);
+	CHECK(strstr(text, "  skipped (its state is not in memory: reading it could wait on its file system)\n"));
+	CHECK(strstr(text, "\n1 process with the shim loaded: 0 serving, 0 passing through, 0 undecided, 1 skipped\n"));
+	text = written(ps_write_json, p, 1, &t);
+	CHECK(strstr(text, "\"state\": \"skipped\", \"note\": \"its state is not in memory"));
+	text = written(ps_write_prometheus, p, 1, &t);
+	CHECK(strstr(text, "\ntscshim_processes{state=\"skipped\"} 1\n"));
+}
+
+/* Random processes (any bytes in their texts, any counts and states) through the three
+ * outputs: the table free of controls, every output valid UTF-8. Where TSCTEST_PS_FUZZ_DIR
+ * is set, some of them are kept there (table.N, json.N, prom.N) for bats/ps.bats to parse
+ * with strict parsers. */
+static void random_text(uint64_t *rng, char *buf, size_t size)
+{
+	size_t len = xorshift64(rng) % size;
+	for (size_t i = 0; i < len; i++) {
+		uint64_t r = xorshift64(rng);
+		/* Mostly the bytes that matter: controls, C1, UTF-8 leads and continuations. */
+		static const unsigned char pick[] = {0x01, 0x07, 0x0a, 0x1b, 0x22, 0x5c, 0x7f, 0x80, 0x85, 0x9b, 0x9f, 0xa0,
+						     0xbf, 0xc0, 0xc2, 0xc3, 0xe2, 0xed, 0xef, 0xf0, 0xf4, 0xf5, 0xff, 'a'};
+		unsigned char c = (r & 1) ? pick[(r >> 8) % sizeof pick] : (unsigned char)(r >> 16);
+		buf[i] = c ? (char)c : 'z';
+	}
+	buf[len] = '\0';
+}
+
+static void random_process(uint64_t *rng, struct ps_process *p)
+{
+	memset(p, 0, sizeof *p);
+	p->pid = (int)(xorshift64(rng) % 4000000);
+	p->uid = (unsigned)xorshift64(rng);
+	random_text(rng, p->user, sizeof p->user);
+	random_text(rng, p->command, sizeof p->command);
+	random_text(rng, p->library, sizeof p->library);
+	random_text(rng, p->build_id, sizeof p->build_id);
+	random_text(rng, p->reason, sizeof p->reason);
+	random_text(rng, p->note, sizeof p->note);
+	p->state = (enum ps_state)(xorshift64(rng) % PS_STATES);
+	p->denied = (enum ps_denied)(xorshift64(rng) % PS_DENIEDS);
+	uint64_t *counts[] = {&p->reads_before_decision, &p->at_read, &p->decide_ns, &p->resyncs, &p->reanchors,
+			      &p->stops, &p->kernel_reads, &p->lost_writes, &p->largest_error_ns, &p->held_reads,
+			      &p->resumes, &p->served_reads, &p->calls};
+	for (size_t i = 0; i < sizeof counts / sizeof *counts; i++) {
+		uint64_t r = xorshift64(rng);
+		*counts[i] = (r & 3) == 0 ? UINT64_MAX - (r >> 60) : (r & 3) == 1 ? r >> 40 : r;
+	}
+	p->serving = xorshift64(rng) & 1;
+	p->fenced = xorshift64(rng) & 1;
+	p->served = (uint32_t)xorshift64(rng);
+	p->source = (int)(xorshift64(rng) % 6) - 1;
+	p->when = (enum ps_when)(xorshift64(rng) % 3);
+	p->stops_known = xorshift64(rng) & 1;
+	p->stopped_clocks = (uint32_t)xorshift64(rng);
+	for (int c = 0; c < 32; c++)
+		p->stop_cause[c] = xorshift64(rng) % 10;
+	p->resumes_known = xorshift64(rng) & 1;
+	p->reason_code_known = xorshift64(rng) & 1;
+	p->reason_code = (uint32_t)(xorshift64(rng) % 40);
+	p->counted = xorshift64(rng) & 1;
+	p->stopped_uncovered = xorshift64(rng) & 1;
+	if (p->state == PS_SERVING || p->state == PS_PASSING)
+		ps_classify(p);
+}
+
+static void test_fuzz_outputs(void)
+{
+	const char *dir = getenv("TSCTEST_PS_FUZZ_DIR");
+	uint64_t rng = 0x9e3779b97f4a7c15ull;
+	static struct ps_process p[8];
+	static char text[65536];
+	int rounds = 3000, kept = 0;
+	for (int round = 0; round < rounds; round++) {
+		size_t n = xorshift64(&rng) % 8;
+		for (size_t i = 0; i < n; i++)
+			random_process(&rng, &p[i]);
+		struct ps_scan_totals t = {{(unsigned)xorshift64(&rng) % 5, 0, 1}, (unsigned)xorshift64(&rng) % 3};
+		for (int k = 0; k < 3; k++) {
+			FILE *out = fmemopen(text, sizeof text, "w");
+			(k == 0 ? ps_write_table : k == 1 ? ps_write_json : ps_write_prometheus)(out, p, n, &t);
+			long len = ftell(out);
+			fclose(out);
+			if (k == 0 && !no_controls((const unsigned char *)text, (size_t)len)) {
+				printf("# round %d: a control character in the table:\n%s\n", round, text);
+				CHECK(!"the table holds no control character");
+				return;
+			}
+			if (!valid_utf8((const unsigned char *)text, (size_t)len)) {
+				printf("# round %d, output %d: not UTF-8\n", round, k);
+				CHECK(!"every output valid UTF-8");
+				return;
+			}
+			if (dir && round % 10 == 0) {
+				char path[4096];
+				snprintf(path, sizeof path, "%s/%s.%d", dir, k == 0 ? "table" : k == 1 ? "json" : "prom", round);
+				FILE *f = fopen(path, "w");
+				CHECK(f && fwrite(text, 1, (size_t)len, f) == (size_t)len && fclose(f) == 0);
+				kept += k == 0;
+			}
+		}
+	}
+	if (dir)
+		printf("# %d rounds, %d kept in %s\n", rounds, kept, dir);
 }
 
 static void test_duration(void)
@@ -822,5 +1108,10 @@ int main(void)
 	RUN(test_prometheus);
 	RUN(test_outputs_stopped);
 	RUN(test_duration);
+	RUN(test_text_safety);
+	RUN(test_hostile_names);
+	RUN(test_sums_not_real);
+	RUN(test_skipped);
+	RUN(test_fuzz_outputs);
 	return unit_finish();
 }

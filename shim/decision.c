@@ -198,8 +198,8 @@ static void none_answers_at_read(struct decision *d)
 }
 
 /* The verdict's reason as a number: which of verdict_decide's branches (calib/verdict.c)
- * the inputs took, in its order. test/test_ps.c holds each text the verdict writes to
- * the code given here. */
+ * the inputs took, in its order (calib/verdict.c writes only the text: a branch added
+ * there needs its code here). */
 static enum state_reason verdict_reason_code(const struct verdict_inputs *in, const struct verdict *v)
 {
 	const struct estimate_analysis *a = in->analysis;

@@ -594,8 +594,8 @@ static void plan_track(const struct plan_inputs *in, struct plan *out, int k, en
 	if (course == COURSE_RESUME) {
 		/* Serves again from the kernel's value (the top of its reading's bracket: no
 		 * value the stopped clock passed through before is above it), never below what
-		 * it handed out while stopped; readers of the counter before this segment get
-		 * that start too (prev_floor), not the flat segment it stood on. */
+		 * it handed out while stopped; readers of the counter before this segment read
+		 * it as the stopped clock it was (track_serves_at). */
 		base = kernel_at_start + a->width_ns[k] / 2;
 		if (!clock_table[k].wall)
 			base = max_u64(base, track_hold(in->old, k, UINT64_MAX));
@@ -693,18 +693,27 @@ void segment_plan(const struct plan_inputs *in, struct plan *out)
 	enum track_course course[TRACKS];
 	enum track_stop cause[TRACKS] = {TRACK_SERVING};
 	out->largest_error_ns = 0;
+	/* Per family, the sign of the change of rate its clocks show (+1 the kernel ran
+	 * ahead, -1 behind), 0 where one of them shows none: a family's rate is its clocks'
+	 * together (REALTIME and BOOTTIME are MONOTONIC plus an offset, and a wall clock's
+	 * steps say nothing of it), so one clock that moved alone changes none. */
+	int family_change[2] = {2, 2}; /* 2: no clock of the family looked at yet */
 	for (int k = 0; k < TRACKS; k++) {
 		int64_t error = 0;
 		bool rate_changed = false;
 		course[k] = track_course(in, next, k, stale, &cause[k], &error, &rate_changed);
-		/* A family's rate is its own clock's: MONOTONIC's (REALTIME and BOOTTIME are
-		 * MONOTONIC plus an offset) and MONOTONIC_RAW's. */
-		if (rate_changed && family_track[clock_table[k].family] == k)
-			out->rate_changed |= 1u << clock_table[k].family;
+		int f = clock_table[k].family;
+		if (!clock_table[k].wall && track_serves(old, k) && anchor_has(a, k)) {
+			int sign = !rate_changed ? 0 : error > 0 ? -1 : 1;
+			family_change[f] = family_change[f] == 2 || family_change[f] == sign ? sign : 0;
+		}
 		uint64_t magnitude = error < 0 ? (uint64_t)-error : (uint64_t)error;
 		if (magnitude > out->largest_error_ns)
 			out->largest_error_ns = magnitude;
 	}
+	for (int f = 0; f < 2; f++)
+		if (family_change[f] == 1 || family_change[f] == -1)
+			out->rate_changed |= 1u << f;
 	if (cause[SERVED_MONOTONIC] != TRACK_SERVING) {
 		plan_stop(in, out, cause[SERVED_MONOTONIC]);
 		return;
@@ -774,9 +783,8 @@ void segment_plan(const struct plan_inputs *in, struct plan *out)
 	for (int k = 0; k < TRACKS; k++)
 		if (out->resumed & (1u << k)) {
 			struct track_health *h = &next->health[k];
-			next->prev_floor[k] = next->cur.clk[k].base;
-			uint64_t retries = h->retries;
-			*h = (struct track_health){.noise_x32 = 32 * (a->spread_ns[k] / 2), .retries = retries};
+			*h = (struct track_health){.noise_x32 = 32 * (a->spread_ns[k] / 2), .retries = h->retries,
+						   .resumed_from = start};
 		}
 	for (int k = 0; k < TRACKS; k++)
 		if (cause[k] != TRACK_SERVING)
@@ -834,6 +842,7 @@ void segment_resume(const struct plan_inputs *in, struct plan *out)
 		if (h->stopped == TRACK_SERVING && (clock_table[k].wall || a->ns[k] >= hold)) {
 			uint64_t base = next->cur.clk[k].base + a->width_ns[k] / 2;
 			next->cur.clk[k].base = next->prev.clk[k].base = clock_table[k].wall ? base : max_u64(base, hold);
+			h->resumed_from = next->cur.start;
 			out->resumed |= 1u << k;
 			continue;
 		}
@@ -907,10 +916,12 @@ void line_seal(struct line *l, struct line_forms *forms)
 	l->prev_direct_from = l->cur.start;
 	if (l->active && prev->start < l->cur.start && l->cur.start <= prev->until) {
 		/* Each track is non-decreasing, so a floor at or below its value at prev.start
-		 * never binds in the range... */
+		 * never binds in the range (nor does a track that serves again from cur.start,
+		 * read before it as the stopped clock it was)... */
 		bool floors_bind = false;
 		for (int k = 0; k < TRACKS; k++)
-			floors_bind |= track_serves(l, k) && l->prev_floor[k] > segment_value(prev, k, prev->start);
+			floors_bind |= track_serves(l, k) && (l->prev_floor[k] > segment_value(prev, k, prev->start) ||
+							      l->health[k].resumed_from > prev->start);
 		/* ...and prev serves [prev.start, cur.start) in line. */
 		if (!floors_bind && split_segment(l, prev, prev->start, l->cur.start - prev->start, forms->prev))
 			l->prev_direct_from = prev->start;

@@ -96,6 +96,8 @@ struct track_health {
 	uint64_t last_at, last_ns;
 	uint64_t went_back; /* stopped behind: the kernel's clock went below its own last
 	                     * reading (a step back of its own, which passes through) */
+	uint64_t resumed_from; /* serving again from this counter value (its segment's start):
+	                        * reads before it are a stopped clock's (track_serves_at) */
 };
 
 /* Whether a clock stopped for `cause` may serve again once its kernel clock holds the
@@ -138,6 +140,14 @@ static inline uint64_t track_noise_ns(const struct track_health *h)
 static inline bool track_serves(const struct line *l, int k)
 {
 	return l->active && l->health[k].stopped == TRACK_SERVING;
+}
+
+/* Whether track k serves counter value t: a clock that serves again does so from its new
+ * segment's start, and before that is read as the stopped clock it was (the kernel's
+ * value, never below what it handed out), not ahead of the kernel at that start. */
+static inline bool track_serves_at(const struct line *l, int k, uint64_t t)
+{
+	return track_serves(l, k) && t >= l->health[k].resumed_from;
 }
 
 /* The least a read of stopped track k at counter t may give: the most it handed out.

@@ -729,6 +729,16 @@ static int stopped_read(unsigned clock, const struct line *l, uint64_t t, struct
 	const struct track_health *h = l->active ? &l->health[clock] : &l->health[SERVED_MONOTONIC];
 	enum track_stop cause = (enum track_stop)h->stopped;
 	uint64_t kernel = timespec_to_ns(&now);
+	if (cause == TRACK_SERVING) {
+		/* Serving again from a later counter value (track_serves_at): until then the
+		 * kernel's value, never below the line's. */
+		uint64_t hold = track_hold(l, (int)clock, t);
+		if (clock_table[clock].wall || kernel >= hold)
+			*ts = now;
+		else
+			ns_to_timespec(hold, ts);
+		return 1;
+	}
 	if (clock_table[clock].wall || kernel >= track_hold(l, (int)clock, UINT64_MAX)) {
 		pass_through_stopped(clock, cause, h->retry_at);
 		*ts = now;
@@ -801,7 +811,7 @@ int clock_read_slow(unsigned clock, struct timespec *ts)
 			continue;
 		}
 		uint64_t mine;
-		if (!track_serves(&l, (int)clock)) {
+		if (!track_serves_at(&l, (int)clock, t)) {
 			if (line_may_resume(&l) && t >= l.health[SERVED_MONOTONIC].retry_at && attempt == 0 &&
 			    take_turn(t, &mine)) {
 				enum write_result r = resume_line(w, &l, t);

@@ -24,6 +24,7 @@
  *                                slow), as a guest's clock does after a live migration to
  *                                a host whose TSC runs at another rate, or under a hard slew
  *   TSCTEST_WOBBLE_MS=W          ...and its rate changes every W ms, +P then -P in turn
+ *   TSCTEST_WOBBLE_FOR_MS=D      ...for D ms, then stays at +P (default: for good)
  *   TSCTEST_COST_NS=C            every call costs at least C ns, misbehaving clock or not,
  *                                from load (a kernel clock that is a system call trapping
  *                                to a hypervisor: 1-5 us)
@@ -67,7 +68,7 @@ static struct {
 	int64_t freeze_every_ns, freeze_ns;
 	int64_t step_every_ns, step_ns;
 	int64_t after_ns;
-	int64_t rate_ppm, wobble_ns;
+	int64_t rate_ppm, wobble_ns, wobble_for_ns;
 	int64_t cost_ns;
 	unsigned clocks; /* bit per clock id that misbehaves */
 } mode;
@@ -136,6 +137,7 @@ __attribute__((constructor(101))) static void setup(void)
 	mode.after_ns = env_int("TSCTEST_AFTER_MS", 0) * 1000000;
 	mode.rate_ppm = env_int("TSCTEST_RATE_PPM", 0);
 	mode.wobble_ns = env_int("TSCTEST_WOBBLE_MS", 0) * 1000000;
+	mode.wobble_for_ns = env_int("TSCTEST_WOBBLE_FOR_MS", 0) * 1000000;
 	mode.cost_ns = env_int("TSCTEST_COST_NS", 0);
 	static const struct {
 		const char *name;
@@ -200,12 +202,18 @@ static int64_t course_offset(int64_t since, int64_t *changed_at)
 	}
 	if (mode.rate_ppm) {
 		/* The time gained (or lost) at the rate: the whole time at one rate, or with a
-		 * wobble, the last period's at +P or -P (whole periods in pairs cancel). */
-		int64_t periods = mode.wobble_ns > 0 ? since / mode.wobble_ns : 0;
-		int64_t in_period = mode.wobble_ns > 0 ? since % mode.wobble_ns : since;
-		int64_t gained = periods % 2 ? mode.wobble_ns - in_period : in_period;
+		 * wobble, the last period's at +P or -P (whole periods in pairs cancel); after a
+		 * wobble that ends, what it left and the time since at +P. */
+		int64_t wobbling = since, steady = 0;
+		if (mode.wobble_ns > 0 && mode.wobble_for_ns > 0 && since > mode.wobble_for_ns) {
+			wobbling = mode.wobble_for_ns;
+			steady = since - mode.wobble_for_ns;
+		}
+		int64_t periods = mode.wobble_ns > 0 ? wobbling / mode.wobble_ns : 0;
+		int64_t in_period = mode.wobble_ns > 0 ? wobbling % mode.wobble_ns : wobbling;
+		int64_t gained = (periods % 2 ? mode.wobble_ns - in_period : in_period) + steady;
 		offset += (int64_t)((__int128)gained * mode.rate_ppm / 1000000);
-		int64_t began = periods * (mode.wobble_ns > 0 ? mode.wobble_ns : 0);
+		int64_t began = steady ? mode.wobble_for_ns : periods * (mode.wobble_ns > 0 ? mode.wobble_ns : 0);
 		if (began > changed)
 			changed = began;
 	}

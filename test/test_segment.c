@@ -968,7 +968,9 @@ static void a_stopped_clock_serves_again(void)
 			CHECK(track_serves(&p.next, SERVED_BOOTTIME));
 			uint64_t hold = track_hold(&l, SERVED_BOOTTIME, UINT64_MAX);
 			CHECK(line_value(&p.next, SERVED_BOOTTIME, p.next.cur.start) >= hold);
-			CHECK_EQ_U64(p.next.prev_floor[SERVED_BOOTTIME], p.next.cur.clk[SERVED_BOOTTIME].base);
+			CHECK_EQ_U64(p.next.health[SERVED_BOOTTIME].resumed_from, p.next.cur.start);
+			CHECK(!track_serves_at(&p.next, SERVED_BOOTTIME, p.next.cur.start - 1));
+			CHECK(track_serves_at(&p.next, SERVED_BOOTTIME, p.next.cur.start));
 		}
 		l = p.next;
 	}

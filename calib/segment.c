@@ -440,6 +440,20 @@ enum track_course {
 	COURSE_RESUME,   /* stopped, and serves again: starts at the kernel, never below its hold */
 };
 
+/* A stopped clock's noise at a try to serve it again: its running mean of the readings'
+ * spread moves half way to this anchor's (each counting for at most four times the
+ * limit, as while it serves), so that a clock stopped as too noisy serves again only after
+ * a few quiet tries in a row (one lucky anchor of a +/-1 us reference does not), and one
+ * stopped for another cause, quiet all along, at once. Whether it is then at most half
+ * the limit. */
+static bool noise_settled(struct track_health *h, uint64_t spread_ns, const struct plan_config *cfg)
+{
+	uint64_t most = 4 * segment_noise_limit(cfg);
+	uint64_t spread_x32 = 32 * (spread_ns < most ? spread_ns : most);
+	h->noise_x32 = (h->noise_x32 + spread_x32) / 2;
+	return track_noise_ns(h) <= segment_noise_limit(cfg) / 2;
+}
+
 /* Whether stopped track k of an active line serves again at this anchor: its cause
  * passes, its back-off is over, and its readings are good (more than one), quiet, and at
  * or above what it handed out (a wall clock: any). Where its back-off is over but the
@@ -451,6 +465,7 @@ static bool track_resumes(const struct plan_inputs *in, struct line *next, int k
 	if (!track_stop_passes((enum track_stop)h->stopped) || in->now < h->retry_at)
 		return false;
 	bool good = anchor_has(a, k) && !(a->lone & (1u << k)) && a->spread_ns[k] <= segment_first_spread_limit(in->cfg) &&
+		    noise_settled(h, a->spread_ns[k], in->cfg) &&
 		    (clock_table[k].wall || a->ns[k] >= track_hold(in->old, k, UINT64_MAX));
 	if (!good) {
 		h->retries++;
@@ -783,8 +798,7 @@ void segment_plan(const struct plan_inputs *in, struct plan *out)
 	for (int k = 0; k < TRACKS; k++)
 		if (out->resumed & (1u << k)) {
 			struct track_health *h = &next->health[k];
-			*h = (struct track_health){.noise_x32 = 32 * (a->spread_ns[k] / 2), .retries = h->retries,
-						   .resumed_from = start};
+			*h = (struct track_health){.noise_x32 = h->noise_x32, .retries = h->retries, .resumed_from = start};
 		}
 	for (int k = 0; k < TRACKS; k++)
 		if (cause[k] != TRACK_SERVING)
@@ -823,12 +837,14 @@ void segment_resume(const struct plan_inputs *in, struct plan *out)
 		steady &= agrees;
 		next->rate.probe_q62[f] = have[f] ? rate_to_q62(rate[f]) : 0;
 	}
+	struct track_health *mh = &next->health[mono];
 	bool quiet = anchor_has(a, mono) && !(a->lone & (1u << mono)) && a->spread_ns[mono] <= segment_first_spread_limit(cfg);
+	quiet = anchor_has(a, mono) && noise_settled(mh, a->spread_ns[mono], cfg) && quiet;
+	uint64_t noise_x32 = mh->noise_x32;
 	bool past_hold = anchor_has(a, mono) && a->ns[mono] >= track_hold(old, mono, UINT64_MAX);
 	if (!(quiet && steady && past_hold)) {
-		struct track_health *h = &next->health[mono];
-		h->retries++;
-		schedule_retry(h, in->now, cfg);
+		mh->retries++;
+		schedule_retry(mh, in->now, cfg);
 		note_readings(next, a);
 		return;
 	}
@@ -853,6 +869,7 @@ void segment_resume(const struct plan_inputs *in, struct plan *out)
 		next->cur.clk[k] = next->prev.clk[k] = (struct track_params){.base = hold};
 	}
 	next->health[mono].retries = old->health[mono].retries;
+	next->health[mono].noise_x32 = noise_x32;
 	next->floor_raw_ratio_q62 = (uint64_t)(relative_rate(next, SERVED_MONOTONIC_RAW) * Q62);
 	out->outcome = PLAN_RESUME;
 }

@@ -939,6 +939,39 @@ static void a_stopped_line_serves_again_at_a_steady_rate(void)
 	CHECK(p.outcome == PLAN_STILL);
 }
 
+/* A line stopped as too noisy: one lucky quiet anchor does not bring it back, a few
+ * quiet tries in a row do; noisy tries keep it stopped. */
+static void a_noisy_line_needs_quiet_tries(void)
+{
+	struct line l;
+	first_line(&l, &steady, 10000000);
+	struct plan p;
+	for (int i = 0; i < 200 && l.active; i++) {
+		struct anchor a = anchor_of(&steady, l.expiry + 100, 0, 100);
+		a.spread_ns[SERVED_MONOTONIC] = 400;
+		p = plan_from(&l, &a, l.expiry);
+		l = p.next;
+	}
+	CHECK(!l.active && l.health[SERVED_MONOTONIC].stopped == TRACK_NOISY);
+	int quiet_tries = 0;
+	for (int i = 0; i < 12; i++) {
+		uint64_t t = l.health[SERVED_MONOTONIC].retry_at;
+		struct anchor a = anchor_of(&steady, t + 100, 0, 100);
+		a.spread_ns[SERVED_MONOTONIC] = i < 4 ? 400 : 0; /* noisy four times, then quiet */
+		struct plan_inputs in = {.old = &l, .anchor = &a, .now = t, .cfg = &cfg};
+		segment_resume(&in, &p);
+		if (i < 4)
+			CHECK(p.outcome == PLAN_STILL);
+		else
+			quiet_tries++;
+		l = p.next;
+		if (p.outcome == PLAN_RESUME)
+			break;
+	}
+	printf("# stopped as noisy: served again after %d quiet tries\n", quiet_tries);
+	CHECK(p.outcome == PLAN_RESUME && quiet_tries >= 3);
+}
+
 /* One clock stopped (BOOTTIME stepped back 2 ms, below its own last reading: its own
  * step back) serves again at a re-synchronization past its back-off, from its kernel's
  * value, never below its hold, while the others serve on. */
@@ -1008,5 +1041,6 @@ int main(void)
 	RUN(plan_config_is_derived);
 	RUN(a_stopped_line_serves_again_at_a_steady_rate);
 	RUN(a_stopped_clock_serves_again);
+	RUN(a_noisy_line_needs_quiet_tries);
 	return unit_finish();
 }

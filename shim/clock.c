@@ -409,7 +409,7 @@ static bool affinity_uncovered(void)
 /* A try to serve again with the line `old` (state w) that stopped whole for a cause that
  * passes: a fresh line if its kernel clock holds the bound once more (segment_resume),
  * else the stopped line with its next try put off. */
-static enum write_result resume_line(uint64_t w, const struct line *old, uint64_t now)
+static __attribute__((noinline)) enum write_result resume_line(uint64_t w, const struct line *old, uint64_t now)
 {
 	uint64_t expected[2] = {w, __atomic_load_n(&wiped.floor, __ATOMIC_ACQUIRE)};
 	struct anchor a;
@@ -487,17 +487,15 @@ static enum write_result resync(uint64_t w, const struct line *old, uint64_t now
  * ahead of the kernel. Out of line, so that its plan is on the stack only while it is
  * made. Returns the tracks the floor must not hold up. */
 static __attribute__((noinline)) uint32_t continue_parent(const struct line *parent, const struct anchor *a,
-							  struct line *next)
+							  struct plan *planned)
 {
 	if (a->counter < parent->expiry) {
-		*next = *parent;
+		planned->next = *parent;
 		return 0;
 	}
 	struct plan_inputs in = {.old = parent, .anchor = a, .now = a->counter, .cfg = &plan_cfg};
-	struct plan plan;
-	segment_plan(&in, &plan);
-	*next = plan.next;
-	return plan_floor_exempt(&plan);
+	segment_plan(&in, planned);
+	return plan_floor_exempt(planned);
 }
 
 /* The first line of a process, or of a fork child (state 0). A child continues its
@@ -536,22 +534,25 @@ static enum write_result recover(bool signals_blocked, enum track_stop *why, uin
 	if (!(a.valid & (1u << SERVED_MONOTONIC)))
 		return WRITE_NO_ANCHOR;
 	uint64_t expected[2] = {0, 0};
-	struct line next;
+	/* The child's line, planned in place: a plan's own copy of a line would be one line
+	 * more on a decision's small stack. */
+	struct plan planned;
+	struct line *next = &planned.next;
 	uint32_t exempt = 0;
 	if (have_parent && !parent.active) {
-		next = parent; /* the parent stopped serving: so does the child */
+		*next = parent; /* the parent stopped serving: so does the child */
 	} else if (have_parent && line_agrees(&parent, &a, plan_cfg.watchdog_ns)) {
 		expected[1] = atomic_load_explicit(&shadow_floor, memory_order_acquire);
-		exempt = continue_parent(&parent, &a, &next);
+		exempt = continue_parent(&parent, &a, &planned);
 	} else {
-		if (!segment_first(&next, &a, &plan_cfg)) {
-			*why = (enum track_stop)next.health[SERVED_MONOTONIC].stopped;
+		if (!segment_first(next, &a, &plan_cfg)) {
+			*why = (enum track_stop)next->health[SERVED_MONOTONIC].stopped;
 			return WRITE_NO_ANCHOR;
 		}
 		/* In a moved time namespace nothing was handed out yet: no hold. */
 		for (int k = 0; have_parent && k < TRACKS; k++)
 			if (parent.health[k].stopped != TRACK_SERVING)
-				next.health[k] = (struct track_health){.stopped = parent.health[k].stopped};
+				next->health[k] = (struct track_health){.stopped = parent.health[k].stopped};
 	}
 	/* A stopped clock's hold is its parent's: where the child's kernel clock is below it
 	 * by more than a second (a time namespace moved it back, or it was stepped back),
@@ -559,20 +560,20 @@ static enum write_result recover(bool signals_blocked, enum track_stop *why, uin
 	 * child. (A kernel clock frozen for less is held, as in the parent; one that runs on
 	 * below the hold passes through at its first reads anyway: stopped_read.) */
 	for (int k = 0; have_parent && k < TRACKS; k++)
-		if (!track_serves(&next, k) && (a.valid & (1u << k)) &&
-		    a.ns[k] + HOLD_ACROSS_FORK_NS < track_hold(&next, k, a.at[k]))
+		if (!track_serves(next, k) && (a.valid & (1u << k)) &&
+		    a.ns[k] + HOLD_ACROSS_FORK_NS < track_hold(next, k, a.at[k]))
 			__atomic_store_n(&clock_config.served_index[clock_table[k].id], 0, __ATOMIC_RELEASE);
 	/* The floor half of the pair is 0 here (wiped); a continued line carries its
 	 * parent's floor in its bases instead. */
-	if (!line_apply_floor(&next, expected[1], exempt))
+	if (!line_apply_floor(next, expected[1], exempt))
 		return WRITE_LOST;
 	expected[1] = 0;
-	enum write_result r = publish(expected, &next, exempt, parent_slot, signals_blocked);
+	enum write_result r = publish(expected, next, exempt, parent_slot, signals_blocked);
 	if (r == WRITE_PUBLISHED)
-		note_stops(&next);
+		note_stops(next);
 	*serving = 0;
 	for (int k = 0; k < TRACKS; k++)
-		if (track_serves(&next, k))
+		if (track_serves(next, k))
 			*serving |= 1u << k;
 	return r;
 }
@@ -765,7 +766,7 @@ enum { WRITE_ATTEMPTS = 4 };
 
 /* A re-synchronization in the turn `mine` holds, and the turn's end: at once, or where it
  * found no good reading, after a back-off sized from what it cost. */
-static enum write_result write_turn(uint64_t w, const struct line *l, uint64_t t, uint64_t mine)
+static __attribute__((noinline)) enum write_result write_turn(uint64_t w, const struct line *l, uint64_t t, uint64_t mine)
 {
 	enum write_result r = resync(w, l, t);
 	if (r == WRITE_NO_ANCHOR) {

@@ -442,7 +442,9 @@ most_calls_over_floor() { # LIMIT ENV...
 	warm_cache
 	local limit=6
 	[ "$(id -u)" -ne 0 ] || limit=7
-	most_calls_over_floor "$limit"
+	# No machine-wide record looked for: the path helpers.bash names, where none is, adds
+	# the load's lstat of it (8 for root); these are the cache's calls alone.
+	most_calls_over_floor "$limit" TSCSHIM_SYSTEM_RECORD=off
 	[ "$(id -u)" -eq 0 ] || return 0
 	# The same as a user, with a cache of the user's own.
 	require_command setpriv util-linux
@@ -453,7 +455,7 @@ most_calls_over_floor() { # LIMIT ENV...
 	AS="setpriv --reuid=nobody --regid=nogroup --clear-groups"
 	$AS env TSCSHIM_ESTIMATE_BUDGET_US=500000 LD_PRELOAD="$SHIM" "$PROBE" loop 1 >/dev/null
 	[ "$(stat -c %U "$TSCSHIM_CACHE")" = nobody ]
-	most_calls_over_floor 6
+	most_calls_over_floor 6 TSCSHIM_SYSTEM_RECORD=off
 	! grep -q 'fstat(' "$BATS_TEST_TMPDIR/calls" || false
 	run $AS env TSCSHIM_DECIDE_AFTER=1000 TSCSHIM_VERBOSE=1 LD_PRELOAD="$SHIM" "$PROBE" loop 2000
 	rm -rf "$mine"

@@ -36,9 +36,23 @@ usage_error() { # WHAT ARGS...
 	[[ "$stderr" == *"$what"* ]]
 }
 
-# A machine-wide record on the test machine (`tscshim calib --save`) would answer for every
-# test; only the tests about it use one.
-export TSCSHIM_SYSTEM_RECORD=off
+# The machine's own state stays out of every test. A machine-wide record on the test
+# machine (/run/tscshim/calibration, which the documented unit writes at every boot with
+# `tscshim calib --save`) would answer for every test, and a per-user cache an earlier run
+# left (/tmp/tscshim-<uid>.cache, or in $XDG_RUNTIME_DIR) would make a start warm or cold
+# by chance. So the record's path is one of the test's own, where nothing is unless a test
+# writes it (the tests about the record write their own and name it); the cache is the
+# file's own, in TSCSHIM_CACHE (most files set theirs in setup) and at the default path
+# (a runtime directory of the file's own), for the tests that unset TSCSHIM_CACHE. A test
+# that clears the environment (env -i, or unsets these) sets what it needs itself, or
+# holds with and without a record at the default path (bats/lazy.bats, "no variable").
+TEST_STATE_DIR="${BATS_TEST_TMPDIR:-${BATS_FILE_TMPDIR:-${BATS_RUN_TMPDIR:-/nonexistent}}}"
+export TSCSHIM_SYSTEM_RECORD="$TEST_STATE_DIR/no-system-record/calibration"
+if [ -n "${BATS_FILE_TMPDIR:-}" ]; then
+	export TSCSHIM_CACHE="$BATS_FILE_TMPDIR/cache"
+	export XDG_RUNTIME_DIR="$BATS_FILE_TMPDIR/runtime"
+	mkdir -p -m 700 "$XDG_RUNTIME_DIR"
+fi
 
 # On a host whose vDSO reads the clock about as cheaply as the counter path, the benefit
 # gate passes through: the tests of the counter path force it to serve, or they would

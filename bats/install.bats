@@ -152,8 +152,15 @@ EOF
 	if command -v mandoc >/dev/null; then
 		run mandoc -T lint "$ROOT/man/tscshim.1" "$ROOT/man/libtscshim.7"
 	else
-		run bash -c 'for p in "$@"; do man --warnings -E UTF-8 -l "$p" 2>&1 >/dev/null; done' _ \
+		# Without mandoc, groff's warnings through man. troff's "cannot adjust line" is
+		# about typesetting at the width man picked (the terminal's), not about the
+		# source, which mandoc's lint does not flag either: left out, and said so.
+		run bash -c 'for p in "$@"; do man --warnings -E UTF-8 -l "$p" 2>&1 >/dev/null || echo "man: exit $? on $p"; done' _ \
 			"$ROOT/man/tscshim.1" "$ROOT/man/libtscshim.7"
+		local adjust
+		adjust=$(grep -c ': cannot adjust line$' <<<"$output" || true)
+		echo "# mandoc not installed: linted with man --warnings, $adjust 'cannot adjust line' warnings ignored (apt-get install mandoc)" >&3
+		output=$(grep -v ': cannot adjust line$' <<<"$output" || true)
 	fi
 	echo "$output"
 	[ "$status" -eq 0 ]

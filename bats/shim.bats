@@ -26,8 +26,8 @@ version_1=1 untouched_after=1
 version_1_and_part_of_2=1 untouched_after=1
 version_2=2 untouched_after=1
 version_3=3 untouched_after=1
-this_header=4 untouched_after=1
-a_later_header=4 untouched_after=1
+this_header=5 untouched_after=1
+a_later_header=5 untouched_after=1
 first_name_version_1=1 untouched_after=1
 alias=1" ]
 }

@@ -1,3 +1,7 @@
+/* The line's planning, pure: the tunables derived from the bound (plan_config_derive),
+ * anchors from readings, the next segment from an anchor (segment_plan), a stopped line's
+ * return (segment_resume), and the read forms a published line carries (line_seal). Its
+ * invariants are stated in segment.h; shim/clock.c publishes what is planned here. */
 #include "segment.h"
 
 #include <string.h>
@@ -64,11 +68,14 @@ static void rate_restart(struct rate_state *r, const struct anchor *a)
 	}
 }
 
-/* A first line's rate: the calibrated one, measured from this anchor on. */
-static void rate_reset(struct rate_state *r, const struct anchor *a, double ns_per_tick)
+/* A first line's rates (the calibrated one, or what a stopped line's tries measured),
+ * measured on from this anchor. */
+static void rate_reset(struct rate_state *r, const struct anchor *a, const double ns_per_tick[2])
 {
-	for (int f = 0; f < 2; f++)
-		r->ns_per_tick_q62[f] = rate_to_q62(ns_per_tick);
+	for (int f = 0; f < 2; f++) {
+		r->ns_per_tick_q62[f] = r->center_q62[f] = rate_to_q62(ns_per_tick[f]);
+		r->probe_q62[f] = 0;
+	}
 	rate_restart(r, a);
 }
 
@@ -76,8 +83,9 @@ static void rate_reset(struct rate_state *r, const struct anchor *a, double ns_p
  * enough that one anchor's noise matters little, short enough to follow an NTP or
  * adjtimex frequency change within a few re-synchronizations. Each measurement moves the
  * estimate half way, which halves the noise of a jittered reference, and the estimate
- * stays within max_rate_deviation of the calibrated rate (NTP slews by at most 500 ppm):
- * a wild reference cannot make the clock run fast. A measurement further than half that
+ * stays within max_rate_deviation of the rate it was last measured at (the calibrated
+ * one, or a change of rate's, adopt_rate; NTP slews by at most 500 ppm): a wild reference
+ * cannot make the clock run fast. A measurement further than half that
  * from the estimate is not a rate but a jump of the kernel's clock in the baseline (over
  * a lapse, where no error was measured to tell it): it is dropped, and the baseline
  * starts again here. Imprecise or missing readings are not used; each family keeps its
@@ -96,8 +104,9 @@ static void rate_update(struct rate_state *r, const struct anchor *a, const stru
 		}
 		uint64_t baseline = at - r->ref_counter[f];
 		if (baseline >= 4 * cfg->life_ticks) {
-			double lo = cfg->calibrated_ns_per_tick * (1 - cfg->max_rate_deviation);
-			double hi = cfg->calibrated_ns_per_tick * (1 + cfg->max_rate_deviation);
+			double center = (double)r->center_q62[f] / Q62;
+			double lo = center * (1 - cfg->max_rate_deviation);
+			double hi = center * (1 + cfg->max_rate_deviation);
 			int64_t elapsed = (int64_t)(ns - r->ref_ns[f]);
 			double measured = (double)elapsed / (double)baseline;
 			double current = (double)r->ns_per_tick_q62[f] / Q62;
@@ -122,6 +131,37 @@ static void rate_update(struct rate_state *r, const struct anchor *a, const stru
 	}
 }
 
+/* The rate of track k's kernel clock over the interval since its last good reading, in
+ * ns per tick (false: no such reading, or none before this anchor). */
+static bool rate_since_last(const struct track_health *h, const struct anchor *a, int k, double *ns_per_tick)
+{
+	if (!h->last_at || a->at[k] <= h->last_at)
+		return false;
+	*ns_per_tick = (double)(int64_t)(a->ns[k] - h->last_ns) / (double)(a->at[k] - h->last_at);
+	return true;
+}
+
+/* Family f's rate changed: measured anew over the last interval, within rate_change_most
+ * of what it was, and kept near from now on; the baseline starts again here. */
+static void adopt_rate(struct rate_state *r, int f, double measured, const struct plan_config *cfg)
+{
+	double current = (double)r->ns_per_tick_q62[f] / Q62;
+	double lo = current * (1 - cfg->rate_change_most), hi = current * (1 + cfg->rate_change_most);
+	measured = measured < lo ? lo : measured > hi ? hi : measured;
+	r->ns_per_tick_q62[f] = r->center_q62[f] = rate_to_q62(measured);
+}
+
+/* How far the kernel's clock k can have drifted from a line verified at its last good
+ * reading by a change of rate within rate_change_most since (ns), at the anchor. Without
+ * a last reading, over the longest a segment is served. */
+static uint64_t rate_change_explains_ns(const struct plan_inputs *in, const struct track_health *h, int k)
+{
+	const struct plan_config *cfg = in->cfg;
+	uint64_t at = in->anchor->at[k];
+	uint64_t elapsed = h->last_at && at > h->last_at ? at - h->last_at : 2 * (cfg->life_ticks + cfg->overlap_ticks);
+	return (uint64_t)((double)elapsed * cfg->calibrated_ns_per_tick * cfg->rate_change_most);
+}
+
 /* Track k's rate relative to MONOTONIC's: 1 for the clocks that are MONOTONIC plus an
  * offset, the RAW/MONO ratio (within NTP's 500 ppm of 1) for MONOTONIC_RAW. */
 static double relative_rate(const struct line *l, int k)
@@ -140,7 +180,8 @@ const char *track_stop_text(enum track_stop cause)
 		[TRACK_NOISY] = "the kernel's clock is too noisy to hold the bound",
 		[TRACK_BEHIND] = "the kernel's clock fell behind the counter beyond the bound (frozen, slowed "
 				 "or stepped back)",
-		[TRACK_JUMPS] = "the kernel's clock jumped ahead at three re-synchronizations in a row",
+		[TRACK_JUMPS] = "the kernel's clock disagreed with the counter beyond the bound at three "
+				"re-synchronizations in a row (it jumps, or its rate keeps changing)",
 		[TRACK_UNCOVERED] = "the process may now run on CPUs whose counters the verdict did not compare",
 		[TRACK_CORRUPT] = "a planned line that no read form covers",
 	};
@@ -253,26 +294,106 @@ static bool anchor_has(const struct anchor *a, int k)
 	return a->valid & (1u << k);
 }
 
+/* ---- the tunables ---- */
+
+/* Each from the bound, and why:
+ *  - life: a segment is served for a life and its overlap, in which the kernel may slew
+ *    by 500 ppm and the rate estimate be off by a little: 2 lives x 1000 ppm within the
+ *    bound (500 us at the default 1 us), at most TSCSHIM_RESYNC_MS, and at most 4 ms where
+ *    a wall clock is served (a step shows within two lives);
+ *  - overlap: past its expiry a line still serves for the writer's time, an eighth of a
+ *    life (62 us): all that a line promises beyond its next anchor, so that a kernel clock
+ *    whose rate changed is caught, and a slowed one's lead held, within about a life;
+ *  - watchdog: beyond 100 bounds (1 ms at least) a fork child's line and its kernel's
+ *    clocks are another time namespace's;
+ *  - narrow: anchors within half the bound move the line by their whole measured error;
+ *  - max_rate_deviation: NTP slews by at most 500 ppm; the rest is margin;
+ *  - rate_change_most: 1/16, the slope's own limit (plan_track): a migrated guest's TSC
+ *    at another rate without scaling (steps of ~4.8 % reported), a hard slew;
+ *  - retries: a stopped clock is measured again after 4 lives (three tries see a steady
+ *    rate within 14 lives, 7 ms), the back-off doubling up to a second. */
+bool plan_config_derive(struct plan_config *cfg, const struct plan_bounds *in)
+{
+	*cfg = (struct plan_config){0};
+	cfg->calibrated_ns_per_tick = in->ns_per_tick;
+	cfg->bound_ns = in->bound_ns;
+	cfg->watchdog_ns = in->bound_ns * 100 > 1000000 ? in->bound_ns * 100 : 1000000;
+	cfg->narrow_ns = in->bound_ns / 2;
+	cfg->max_rate_deviation = 1e-3;
+	cfg->rate_change_most = 1.0 / 16;
+	long double life_ns = (long double)in->bound_ns / (2 * 1000e-6L);
+	if (life_ns > (long double)in->resync_ms * 1e6L)
+		life_ns = (long double)in->resync_ms * 1e6L;
+	if (in->serves_realtime && life_ns > 4e6L)
+		life_ns = 4e6L;
+	if (!(in->ns_per_tick > 0))
+		return false;
+	cfg->life_ticks = (uint64_t)(life_ns / in->ns_per_tick);
+	if (cfg->life_ticks == 0)
+		return false;
+	cfg->overlap_ticks = cfg->life_ticks / 8 ? cfg->life_ticks / 8 : 1;
+	cfg->retry_first_ticks = 4 * cfg->life_ticks;
+	uint64_t second = (uint64_t)(1e9 / in->ns_per_tick);
+	cfg->retry_most_ticks = second > cfg->retry_first_ticks ? second : cfg->retry_first_ticks;
+	return true;
+}
+
+uint64_t plan_retry_after(const struct plan_config *cfg, uint64_t tries)
+{
+	uint64_t after = cfg->retry_first_ticks;
+	for (uint64_t i = 0; i < tries && after < cfg->retry_most_ticks; i++)
+		after *= 2;
+	return after < cfg->retry_most_ticks ? after : cfg->retry_most_ticks;
+}
+
+/* Each track's last good reading, kept in its health: what the next anchor's
+ * disagreement and rate are judged from. */
+static void note_readings(struct line *l, const struct anchor *a)
+{
+	for (int k = 0; k < TRACKS; k++)
+		if (anchor_has(a, k)) {
+			l->health[k].last_at = a->at[k];
+			l->health[k].last_ns = a->ns[k];
+		}
+}
+
+/* Track k stops for `cause` at counter value `now`: measured again after its back-off. */
+static void schedule_retry(struct track_health *h, uint64_t now, const struct plan_config *cfg)
+{
+	h->retry_at = now + plan_retry_after(cfg, h->retries);
+}
+
 /* ---- lines ---- */
 
-bool segment_first(struct line *out, const struct anchor *a, const struct plan_config *cfg)
+/* A fresh line at the given rates per family. */
+static void line_fresh(struct line *out, const struct anchor *a, const struct plan_config *cfg, const double rate[2])
 {
 	*out = (struct line){.active = 1};
 	out->cur.start = a->counter;
 	for (int k = 0; k < TRACKS; k++) {
-		out->cur.clk[k].base = anchor_value_at(a, k, a->counter, cfg->calibrated_ns_per_tick);
-		set_slope(&out->cur, k, cfg->calibrated_ns_per_tick, cfg->calibrated_ns_per_tick);
+		double r = rate[clock_table[k].family];
+		out->cur.clk[k].base = anchor_value_at(a, k, a->counter, r);
+		set_slope(&out->cur, k, r, cfg->calibrated_ns_per_tick);
 		struct track_health *h = &out->health[k];
 		h->noise_x32 = 32 * (a->spread_ns[k] / 2);
 		if (!anchor_has(a, k))
 			h->stopped = TRACK_UNREADABLE;
 		else if (a->spread_ns[k] > segment_first_spread_limit(cfg))
 			h->stopped = TRACK_NOISY;
+		if (h->stopped)
+			schedule_retry(h, a->counter, cfg);
 	}
 	out->expiry = a->counter + cfg->life_ticks;
-	out->cur.until = out->expiry + cfg->life_ticks;
+	out->cur.until = out->expiry + cfg->overlap_ticks;
 	out->prev = out->cur;
-	rate_reset(&out->rate, a, cfg->calibrated_ns_per_tick);
+	rate_reset(&out->rate, a, rate);
+	note_readings(out, a);
+}
+
+bool segment_first(struct line *out, const struct anchor *a, const struct plan_config *cfg)
+{
+	const double calibrated[2] = {cfg->calibrated_ns_per_tick, cfg->calibrated_ns_per_tick};
+	line_fresh(out, a, cfg, calibrated);
 	return out->health[SERVED_MONOTONIC].stopped == TRACK_SERVING;
 }
 
@@ -316,7 +437,42 @@ enum track_course {
 	COURSE_STEP,     /* start at the kernel (forward; a wall clock either way) */
 	COURSE_BLIND,    /* no good reading: continue at the measured rate, uncorrected */
 	COURSE_STOPPED,  /* stopped, now or before: its segment is never read */
+	COURSE_RESUME,   /* stopped, and serves again: starts at the kernel, never below its hold */
 };
+
+/* A stopped clock's noise at a try to serve it again: its running mean of the readings'
+ * spread moves half way to this anchor's (each counting for at most four times the
+ * limit, as while it serves), so that a clock stopped as too noisy serves again only after
+ * a few quiet tries in a row (one lucky anchor of a +/-1 us reference does not), and one
+ * stopped for another cause, quiet all along, at once. Whether it is then at most half
+ * the limit. */
+static bool noise_settled(struct track_health *h, uint64_t spread_ns, const struct plan_config *cfg)
+{
+	uint64_t most = 4 * segment_noise_limit(cfg);
+	uint64_t spread_x32 = 32 * (spread_ns < most ? spread_ns : most);
+	h->noise_x32 = (h->noise_x32 + spread_x32) / 2;
+	return track_noise_ns(h) <= segment_noise_limit(cfg) / 2;
+}
+
+/* Whether stopped track k of an active line serves again at this anchor: its cause
+ * passes, its back-off is over, and its readings are good (more than one), quiet, and at
+ * or above what it handed out (a wall clock: any). Where its back-off is over but the
+ * readings say no, the next try is put off by a back-off twice as long. */
+static bool track_resumes(const struct plan_inputs *in, struct line *next, int k)
+{
+	const struct anchor *a = in->anchor;
+	struct track_health *h = &next->health[k];
+	if (!track_stop_passes((enum track_stop)h->stopped) || in->now < h->retry_at)
+		return false;
+	bool good = anchor_has(a, k) && !(a->lone & (1u << k)) && a->spread_ns[k] <= segment_first_spread_limit(in->cfg) &&
+		    noise_settled(h, a->spread_ns[k], in->cfg) &&
+		    (clock_table[k].wall || a->ns[k] >= track_hold(in->old, k, UINT64_MAX));
+	if (!good) {
+		h->retries++;
+		schedule_retry(h, in->now, in->cfg);
+	}
+	return good;
+}
 
 /* Whether track k's reading lies beyond the bound of the old line, by more than half its
  * bracket: what would step or stop it. */
@@ -347,13 +503,13 @@ static enum track_course no_reading(struct track_health *h, uint64_t misses, boo
  * not wrong) and only by a disagreement the reading proves: beyond the bound by more than
  * half its bracket and its spread. Updates the track's health in `next`. */
 static enum track_course track_course(const struct plan_inputs *in, struct line *next, int k, bool stale,
-				      enum track_stop *cause, int64_t *error_ns)
+				      enum track_stop *cause, int64_t *error_ns, bool *rate_changed)
 {
 	const struct anchor *a = in->anchor;
 	const struct plan_config *cfg = in->cfg;
 	struct track_health *h = &next->health[k];
 	if (!track_serves(in->old, k))
-		return COURSE_STOPPED;
+		return in->old->active && !stale && track_resumes(in, next, k) ? COURSE_RESUME : COURSE_STOPPED;
 	if (!anchor_has(a, k))
 		return no_reading(h, h->misses, stale, cause);
 	/* One good reading (its fellows failed, or came after the thread was preempted) is
@@ -395,16 +551,35 @@ static enum track_course track_course(const struct plan_inputs *in, struct line 
 	if ((behind && error - (int64_t)a->above_ns[k] - doubt <= bound) ||
 	    (ahead && -error - (int64_t)a->below_ns[k] - doubt <= bound))
 		return no_reading(h, misses_before, false, cause);
+	/* Beyond the bound by no more than a change of rate since the last reading explains
+	 * (rate_change_most): the kernel's clock changed rate against the counter (a migrated
+	 * guest, a hard slew). Acted on here, at the first anchor that shows it: its rate is
+	 * measured anew (segment_plan), and the line steps forward to a kernel that ran ahead
+	 * or, for one that fell behind, slews down to it from where it is, never back. */
+	int64_t explains = (int64_t)rate_change_explains_ns(in, h, k);
 	if (behind) {
 		/* The counter ran ahead of the kernel, as far as this reading can tell. A wall
-		 * clock was stepped back: follow. Any other would have to step back. */
+		 * clock was stepped back: follow. */
 		if (clock_table[k].wall)
 			return COURSE_STEP;
+		if (error - doubt - bound <= explains) {
+			*rate_changed = true;
+			*error_ns = error;
+			return COURSE_SLEW;
+		}
+		/* Further than a rate explains: frozen, or stepped back. Any other course would
+		 * have to step back. Where the kernel went below its own last reading, that step
+		 * back is its own: the stopped clock passes it through rather than stand still
+		 * for the whole step. */
+		h->went_back = h->last_at && a->ns[k] < h->last_ns;
 		*cause = TRACK_BEHIND;
 		return COURSE_STOPPED;
 	}
-	if (ahead)
-		return COURSE_STEP; /* the kernel jumped ahead: a paused VM, a resume, a wall step */
+	if (ahead) {
+		/* A change of rate, or a jump: a paused VM, a resume, a wall step. */
+		*rate_changed = -error - doubt - bound <= explains;
+		return COURSE_STEP;
+	}
 	*error_ns = error;
 	return COURSE_SLEW;
 }
@@ -431,6 +606,19 @@ static void plan_track(const struct plan_inputs *in, struct plan *out, int k, en
 		return;
 	}
 	uint64_t kernel_at_start = anchor_value_at(a, k, start, rate);
+	if (course == COURSE_RESUME) {
+		/* Serves again from the kernel's value (the top of its reading's bracket: no
+		 * value the stopped clock passed through before is above it), never below what
+		 * it handed out while stopped; readers of the counter before this segment read
+		 * it as the stopped clock it was (track_serves_at). */
+		base = kernel_at_start + a->width_ns[k] / 2;
+		if (!clock_table[k].wall)
+			base = max_u64(base, track_hold(in->old, k, UINT64_MAX));
+		next->cur.clk[k].base = base;
+		set_slope(&next->cur, k, rate, rate);
+		out->resumed |= 1u << k;
+		return;
+	}
 	if (course == COURSE_STEP && clock_table[k].wall) {
 		/* The wall clock stepped (either way), or the line lapsed: follow, and let no
 		 * floor from MONOTONIC hold it up (plan_floor_exempt). */
@@ -443,15 +631,19 @@ static void plan_track(const struct plan_inputs *in, struct plan *out, int k, en
 	}
 	next->cur.clk[k].base = base;
 
-	/* Aim at the kernel where the next segment will begin (this one's hard end, two
-	 * lives on), correcting the measured error by the anchor's gain: a narrow, quiet
-	 * anchor's error is removed by then, a wide or noisy one's only in part, so noise is
-	 * averaged, never amplified; the error does not grow from segment to segment. The
-	 * slope stays within 1/16 of the kernel's rate. */
-	const double two_lives = 2.0 * (double)cfg->life_ticks;
+	/* Aim at the kernel where the next segment will begin (this one's hard end, a life
+	 * and its overlap on), correcting the measured error by the anchor's gain: a narrow,
+	 * quiet anchor's error is removed by then, a wide or noisy one's only in part, so
+	 * noise is averaged, never amplified; the error does not grow from segment to
+	 * segment. The slope stays within 1/16 of the kernel's rate. */
+	const double to_hard_end = (double)(cfg->life_ticks + cfg->overlap_ticks);
+	/* Where the kernel's rate changed, at the next anchor (this one's expiry) instead:
+	 * the lead a slowed kernel left is gone by the time the next anchor judges the line,
+	 * which would otherwise take what is left of it for a disagreement of its own. */
+	const double aim = out->rate_changed & (1u << clock_table[k].family) ? (double)cfg->life_ticks : to_hard_end;
 	double error_at_start = (double)(int64_t)(base - kernel_at_start);
 	double gain = anchor_gain(track_doubt_ns(a, k, &next->health[k]), cfg->narrow_ns);
-	double slope = rate - gain * error_at_start / two_lives;
+	double slope = rate - gain * error_at_start / aim;
 	double lo = rate * 15 / 16, hi = rate * 17 / 16;
 	set_slope(&next->cur, k, slope < lo ? lo : slope > hi ? hi : slope, rate);
 }
@@ -460,10 +652,34 @@ static void plan_track(const struct plan_inputs *in, struct plan *out, int k, en
  * hand out. */
 static void plan_stop(const struct plan_inputs *in, struct plan *out, enum track_stop cause)
 {
+	/* What this anchor learnt of MONOTONIC's kernel clock, kept: whether it went back
+	 * itself, and its readings (the tries to serve again measure the rate from them). */
+	uint64_t went_back = out->next.health[SERVED_MONOTONIC].went_back;
 	out->next = *in->old;
 	out->next.stopped_now = 0;
 	line_stop(&out->next, cause);
+	struct track_health *h = &out->next.health[SERVED_MONOTONIC];
+	h->went_back = cause == TRACK_BEHIND && went_back;
+	schedule_retry(h, in->now, in->cfg);
+	note_readings(&out->next, in->anchor);
 	out->outcome = PLAN_STOP;
+}
+
+/* Whether a segment that starts at the anchor is at or above the old one wherever that
+ * one is served (from the anchor to its hard end): both lines are straight there, so at
+ * both ends. */
+static bool starts_at_anchor_above(const struct line *old, const struct line *next)
+{
+	struct segment s = next->cur;
+	s.until = UINT64_MAX; /* not yet set: unclamped */
+	for (int k = 0; k < TRACKS; k++) {
+		if (!track_serves(old, k) || clock_table[k].wall)
+			continue;
+		if (segment_value(&s, k, s.start) < segment_value(&old->cur, k, s.start) ||
+		    segment_value(&s, k, old->cur.until) < segment_value(&old->cur, k, old->cur.until))
+			return false;
+	}
+	return true;
 }
 
 void segment_plan(const struct plan_inputs *in, struct plan *out)
@@ -479,6 +695,8 @@ void segment_plan(const struct plan_inputs *in, struct plan *out)
 	out->error_ns = 0;
 	out->largest_error_ns = 0;
 	out->stepped = 0;
+	out->rate_changed = 0;
+	out->resumed = 0;
 	if (!anchor_has(a, SERVED_MONOTONIC)) {
 		out->outcome = PLAN_NO_ANCHOR;
 		return;
@@ -490,13 +708,27 @@ void segment_plan(const struct plan_inputs *in, struct plan *out)
 	enum track_course course[TRACKS];
 	enum track_stop cause[TRACKS] = {TRACK_SERVING};
 	out->largest_error_ns = 0;
+	/* Per family, the sign of the change of rate its clocks show (+1 the kernel ran
+	 * ahead, -1 behind), 0 where one of them shows none: a family's rate is its clocks'
+	 * together (REALTIME and BOOTTIME are MONOTONIC plus an offset, and a wall clock's
+	 * steps say nothing of it), so one clock that moved alone changes none. */
+	int family_change[2] = {2, 2}; /* 2: no clock of the family looked at yet */
 	for (int k = 0; k < TRACKS; k++) {
 		int64_t error = 0;
-		course[k] = track_course(in, next, k, stale, &cause[k], &error);
+		bool rate_changed = false;
+		course[k] = track_course(in, next, k, stale, &cause[k], &error, &rate_changed);
+		int f = clock_table[k].family;
+		if (!clock_table[k].wall && track_serves(old, k) && anchor_has(a, k)) {
+			int sign = !rate_changed ? 0 : error > 0 ? -1 : 1;
+			family_change[f] = family_change[f] == 2 || family_change[f] == sign ? sign : 0;
+		}
 		uint64_t magnitude = error < 0 ? (uint64_t)-error : (uint64_t)error;
 		if (magnitude > out->largest_error_ns)
 			out->largest_error_ns = magnitude;
 	}
+	for (int f = 0; f < 2; f++)
+		if (family_change[f] == 1 || family_change[f] == -1)
+			out->rate_changed |= 1u << f;
 	if (cause[SERVED_MONOTONIC] != TRACK_SERVING) {
 		plan_stop(in, out, cause[SERVED_MONOTONIC]);
 		return;
@@ -510,37 +742,136 @@ void segment_plan(const struct plan_inputs *in, struct plan *out)
 			out->outcome = PLAN_REANCHOR;
 	}
 	next->floor_raw_ratio_q62 = (uint64_t)(relative_rate(old, SERVED_MONOTONIC_RAW) * Q62);
-	if (out->outcome == PLAN_REANCHOR) {
-		/* The kernel jumped: a rate measured across the jump would be the jump's. */
+	bool disagreed = out->outcome == PLAN_REANCHOR || (out->rate_changed & (1u << FAMILY_MONOTONIC));
+	if (disagreed || out->rate_changed) {
+		/* The kernel jumped, or its rate changed: a rate measured across it would be the
+		 * jump's, or a blend. A changed rate is measured over the last interval alone. */
 		rate_restart(&next->rate, a);
-		next->reanchors_in_a_row = old->reanchors_in_a_row + 1;
-		if (next->reanchors_in_a_row >= 3) {
-			plan_stop(in, out, TRACK_JUMPS);
-			return;
+		for (int f = 0; f < 2; f++) {
+			double measured;
+			if ((out->rate_changed & (1u << f)) &&
+			    rate_since_last(&old->health[family_track[f]], a, family_track[f], &measured))
+				adopt_rate(&next->rate, f, measured, cfg);
 		}
 	} else {
 		rate_update(&next->rate, a, next->health, cfg);
-		next->reanchors_in_a_row = 0;
+	}
+	/* Three disagreements in a row: the kernel's clock keeps jumping, or its rate keeps
+	 * changing. It passes through while it does (and is measured again, plan_stop). */
+	next->reanchors_in_a_row = disagreed ? old->reanchors_in_a_row + 1 : 0;
+	if (next->reanchors_in_a_row >= 3) {
+		plan_stop(in, out, TRACK_JUMPS);
+		return;
 	}
 
 	/* A segment re-synchronized in time starts at the old one's hard end, so that no
 	 * reader of the old publication evaluates it beyond where the new one takes over. A
 	 * lapsed one starts at the anchor: readers between the two get the old line clamped,
-	 * or what kernel reads handed out (prev_floor), whichever is more. */
-	uint64_t start = stale ? a->counter : old->cur.until;
+	 * or what kernel reads handed out (prev_floor), whichever is more. So does one that
+	 * steps forward to a kernel that ran ahead, where it is at or above the old one up to
+	 * that one's hard end: the kernel's lead is not left to grow for the overlap. */
+	bool from_anchor = !stale && course[SERVED_MONOTONIC] == COURSE_STEP && a->counter < old->cur.until;
+	uint64_t start = stale || from_anchor ? a->counter : old->cur.until;
 	next->prev = old->cur;
-	next->cur.start = start;
-	for (int k = 0; k < TRACKS; k++) {
-		if (cause[k] != TRACK_SERVING)
-			stop_track(next, k, cause[k]);
-		plan_track(in, out, k, course[k], start, stale);
+	for (;;) {
+		next->cur.start = start;
+		for (int k = 0; k < TRACKS; k++) {
+			if (cause[k] != TRACK_SERVING)
+				stop_track(next, k, cause[k]);
+			plan_track(in, out, k, course[k], start, stale);
+		}
+		if (!from_anchor || starts_at_anchor_above(old, next))
+			break;
+		/* Below the old line somewhere: from its hard end after all. */
+		from_anchor = false;
+		start = old->cur.until;
+		out->stepped = 0;
+		out->resumed = 0;
 	}
 	next->expiry = start + cfg->life_ticks;
-	next->cur.until = next->expiry + cfg->life_ticks;
+	next->cur.until = next->expiry + cfg->overlap_ticks;
 	/* The floor is applied by the publication (line_apply_floor), which reads it again
-	 * at the moment it publishes. */
+	 * at the moment it publishes. A clock that serves again starts at or above what it
+	 * handed out while stopped, for readers of the counter before its segment too. */
 	for (int k = 0; k < TRACKS; k++)
 		next->prev_floor[k] = 0;
+	for (int k = 0; k < TRACKS; k++)
+		if (out->resumed & (1u << k)) {
+			struct track_health *h = &next->health[k];
+			*h = (struct track_health){.noise_x32 = h->noise_x32, .retries = h->retries, .resumed_from = start};
+		}
+	for (int k = 0; k < TRACKS; k++)
+		if (cause[k] != TRACK_SERVING)
+			schedule_retry(&next->health[k], in->now, cfg);
+	note_readings(next, a);
+}
+
+void segment_resume(const struct plan_inputs *in, struct plan *out)
+{
+	const struct line *old = in->old;
+	const struct anchor *a = in->anchor;
+	const struct plan_config *cfg = in->cfg;
+	*out = (struct plan){.next = *old, .outcome = PLAN_STILL};
+	struct line *next = &out->next;
+	next->stopped_now = 0;
+	const int mono = SERVED_MONOTONIC;
+	/* The rate of each family over the interval since the last try, and whether it is
+	 * steady: within max_rate_deviation / 2 of the last try's (a rate that keeps changing
+	 * passes through while it does), and within rate_change_most of the calibrated one
+	 * (further, and it is no counter this rate can follow). */
+	double rate[2] = {0, 0};
+	bool have[2], steady = true;
+	for (int f = 0; f < 2; f++) {
+		int k = family_track[f];
+		have[f] = rate_since_last(&old->health[k], a, k, &rate[f]);
+		double before = (double)old->rate.probe_q62[f] / Q62;
+		bool agrees = have[f] && old->rate.probe_q62[f] &&
+			      (rate[f] > before ? rate[f] - before : before - rate[f]) <= before * cfg->max_rate_deviation / 2 &&
+			      rate[f] > cfg->calibrated_ns_per_tick * (1 - 4 * cfg->rate_change_most) &&
+			      rate[f] < cfg->calibrated_ns_per_tick * (1 + 4 * cfg->rate_change_most);
+		/* MONOTONIC_RAW's rate unknown: MONOTONIC's at the ratio the line last had. */
+		if (f == FAMILY_RAW && !have[f]) {
+			rate[f] = rate[FAMILY_MONOTONIC] * relative_rate(old, SERVED_MONOTONIC_RAW);
+			agrees = true;
+		}
+		steady &= agrees;
+		next->rate.probe_q62[f] = have[f] ? rate_to_q62(rate[f]) : 0;
+	}
+	struct track_health *mh = &next->health[mono];
+	bool quiet = anchor_has(a, mono) && !(a->lone & (1u << mono)) && a->spread_ns[mono] <= segment_first_spread_limit(cfg);
+	quiet = anchor_has(a, mono) && noise_settled(mh, a->spread_ns[mono], cfg) && quiet;
+	uint64_t noise_x32 = mh->noise_x32;
+	bool past_hold = anchor_has(a, mono) && a->ns[mono] >= track_hold(old, mono, UINT64_MAX);
+	if (!(quiet && steady && past_hold)) {
+		mh->retries++;
+		schedule_retry(mh, in->now, cfg);
+		note_readings(next, a);
+		return;
+	}
+	/* A fresh line at the measured rates, each track from its kernel's value (the top of
+	 * its bracket) but never below what it handed out; a track whose kernel is still
+	 * below that, or that has no good reading, stays stopped, flat at its hold. */
+	line_fresh(next, a, cfg, rate);
+	for (int k = 0; k < TRACKS; k++) {
+		struct track_health *h = &next->health[k];
+		uint64_t hold = track_hold(old, k, UINT64_MAX);
+		if (h->stopped == TRACK_SERVING && (clock_table[k].wall || a->ns[k] >= hold)) {
+			uint64_t base = next->cur.clk[k].base + a->width_ns[k] / 2;
+			next->cur.clk[k].base = next->prev.clk[k].base = clock_table[k].wall ? base : max_u64(base, hold);
+			h->resumed_from = next->cur.start;
+			out->resumed |= 1u << k;
+			continue;
+		}
+		*h = (struct track_health){.stopped = h->stopped ? h->stopped : old->health[k].stopped,
+					   .hold_ns = clock_table[k].wall ? 0 : hold,
+					   .retries = old->health[k].retries};
+		schedule_retry(h, in->now, cfg);
+		next->cur.clk[k] = next->prev.clk[k] = (struct track_params){.base = hold};
+	}
+	next->health[mono].retries = old->health[mono].retries;
+	next->health[mono].noise_x32 = noise_x32;
+	next->floor_raw_ratio_q62 = (uint64_t)(relative_rate(next, SERVED_MONOTONIC_RAW) * Q62);
+	out->outcome = PLAN_RESUME;
 }
 
 /* The ratio the floor of line l was handed out with, for track k: a planned line's
@@ -602,10 +933,12 @@ void line_seal(struct line *l, struct line_forms *forms)
 	l->prev_direct_from = l->cur.start;
 	if (l->active && prev->start < l->cur.start && l->cur.start <= prev->until) {
 		/* Each track is non-decreasing, so a floor at or below its value at prev.start
-		 * never binds in the range... */
+		 * never binds in the range (nor does a track that serves again from cur.start,
+		 * read before it as the stopped clock it was)... */
 		bool floors_bind = false;
 		for (int k = 0; k < TRACKS; k++)
-			floors_bind |= track_serves(l, k) && l->prev_floor[k] > segment_value(prev, k, prev->start);
+			floors_bind |= track_serves(l, k) && (l->prev_floor[k] > segment_value(prev, k, prev->start) ||
+							      l->health[k].resumed_from > prev->start);
 		/* ...and prev serves [prev.start, cur.start) in line. */
 		if (!floors_bind && split_segment(l, prev, prev->start, l->cur.start - prev->start, forms->prev))
 			l->prev_direct_from = prev->start;

@@ -47,11 +47,15 @@ struct segment {
 };
 
 /* What the rate is measured against, per enum clock_family: two past readings, the older
- * one 4 to 8 lives back (ref_counter 0: none yet). */
+ * one 4 to 8 lives back (ref_counter 0: none yet); and the rate the estimate is kept near
+ * (the calibrated one, or the one a rate change was last measured at). */
 struct rate_state {
 	uint64_t ref_counter[2], ref_ns[2];
 	uint64_t cand_counter[2], cand_ns[2];
 	uint64_t ns_per_tick_q62[2];        /* the kernel's recent rate, * 2^62 */
+	uint64_t center_q62[2];             /* the estimate stays within max_rate_deviation of it */
+	uint64_t probe_q62[2];              /* a line stopped whole: the rate over its last try's
+	                                     * interval (0: none yet), for segment_resume */
 };
 
 /* Why a track no longer serves (struct track_health's stopped), 0 while it does. A whole
@@ -65,7 +69,8 @@ enum track_stop {
 	                    * clock could not stay within the bound of them */
 	TRACK_BEHIND,      /* the kernel's clock fell behind the counter by more than the
 	                    * bound (frozen, slowed or stepped back): following would step back */
-	TRACK_JUMPS,       /* the kernel's clock jumped ahead three re-synchronizations in a row */
+	TRACK_JUMPS,       /* the kernel's clock disagreed with the line beyond the bound at three
+	                    * re-synchronizations in a row (it jumps, or its rate keeps changing) */
 	TRACK_UNCOVERED,   /* the process may now run on CPUs the verdict did not compare */
 	TRACK_CORRUPT,     /* a plan no read form covers */
 	TRACK_STOP_CAUSES
@@ -82,7 +87,26 @@ struct track_health {
 	uint64_t misses;    /* re-synchronizations in a row without a good reading */
 	uint64_t stopped;   /* enum track_stop */
 	uint64_t hold_ns;   /* stopped: what kernel reads handed out for it beyond the line */
+	/* Stopped for a cause that can pass (track_stop_passes): the counter value from
+	 * which it is measured again, and how many times it was (the back-off doubles). */
+	uint64_t retry_at;
+	uint64_t retries;
+	/* Its last good reading (last_at 0: none): a disagreement is judged against what a
+	 * change of rate since then can explain, and a kernel below it went back itself. */
+	uint64_t last_at, last_ns;
+	uint64_t went_back; /* stopped behind: the kernel's clock went below its own last
+	                     * reading (a step back of its own, which passes through) */
+	uint64_t resumed_from; /* serving again from this counter value (its segment's start):
+	                        * reads before it are a stopped clock's (track_serves_at) */
 };
+
+/* Whether a clock stopped for `cause` may serve again once its kernel clock holds the
+ * bound once more: a rate that changed, noise, readings that failed or disagreed pass; a
+ * CPU set the verdict did not compare, or a corrupt plan, do not. */
+static inline bool track_stop_passes(enum track_stop cause)
+{
+	return cause == TRACK_UNREADABLE || cause == TRACK_NOISY || cause == TRACK_BEHIND || cause == TRACK_JUMPS;
+}
 
 struct line {
 	/* What the hot path reads: expiry, then the current segment. An inactive line has
@@ -116,6 +140,14 @@ static inline uint64_t track_noise_ns(const struct track_health *h)
 static inline bool track_serves(const struct line *l, int k)
 {
 	return l->active && l->health[k].stopped == TRACK_SERVING;
+}
+
+/* Whether track k serves counter value t: a clock that serves again does so from its new
+ * segment's start, and before that is read as the stopped clock it was (the kernel's
+ * value, never below what it handed out), not ahead of the kernel at that start. */
+static inline bool track_serves_at(const struct line *l, int k, uint64_t t)
+{
+	return track_serves(l, k) && t >= l->health[k].resumed_from;
 }
 
 /* The least a read of stopped track k at counter t may give: the most it handed out.
@@ -193,14 +225,45 @@ bool anchor_track_from(struct anchor *a, int k, const struct clock_reading *read
 		       const struct reading_limits *limits);
 
 struct plan_config {
-	uint64_t life_ticks;      /* a segment is re-synchronized after one life, used for two */
+	uint64_t life_ticks;      /* a segment is re-synchronized after one life */
+	uint64_t overlap_ticks;   /* ...and serves this much past it (its hard end), for the
+	                           * writer's time: what a line promises beyond its expiry */
 	uint64_t bound_ns;        /* TSCSHIM_MAX_ERROR_NS: a disagreement proven beyond it is a
 	                           * fault of the kernel's clock, not drift */
 	uint64_t watchdog_ns;     /* disagreement that tells a moved time namespace */
 	uint64_t narrow_ns;       /* anchors this precise are trusted fully; wider, less */
 	double calibrated_ns_per_tick;
-	double max_rate_deviation; /* the kernel's rate is kept within this of the calibrated */
+	double max_rate_deviation; /* the rate estimate drifts at most this far from the rate
+	                            * it was last measured at (NTP's slew, with margin) */
+	double rate_change_most;  /* the largest change of the kernel's rate against the counter
+	                           * that a re-synchronization follows (a migrated guest, a hard
+	                           * slew); a disagreement it cannot explain is a jump or a step */
+	uint64_t retry_first_ticks; /* a stopped clock is first measured again after this */
+	uint64_t retry_most_ticks;  /* ...and the back-off doubles up to this */
 };
+
+/* What the tunables are derived from: the bound and the measured rate. */
+struct plan_bounds {
+	uint64_t bound_ns;        /* TSCSHIM_MAX_ERROR_NS */
+	uint64_t resync_ms;       /* TSCSHIM_RESYNC_MS: the longest life */
+	double ns_per_tick;       /* the calibrated rate */
+	bool serves_realtime;     /* a wall clock is served: its steps must show quickly */
+};
+
+/* Every count, ratio and interval the line's planning uses, derived in one place from the
+ * bound (segment.c says why each). False when the life rounds to no tick. */
+bool plan_config_derive(struct plan_config *cfg, const struct plan_bounds *in);
+
+/* The back-off before a stopped clock, measured `tries` times already, is measured again:
+ * doubling from cfg->retry_first_ticks, at most cfg->retry_most_ticks. */
+uint64_t plan_retry_after(const struct plan_config *cfg, uint64_t tries);
+
+/* A line stopped whole (every track, with MONOTONIC) for a cause that passes may serve
+ * again: segment_resume plans it from an anchor. */
+static inline bool line_may_resume(const struct line *l)
+{
+	return !l->active && track_stop_passes((enum track_stop)l->health[SERVED_MONOTONIC].stopped);
+}
 
 static inline uint64_t segment_value(const struct segment *s, int k, uint64_t t)
 {
@@ -276,6 +339,8 @@ enum plan_outcome {
 	PLAN_STOP,       /* MONOTONIC stopped (the counter ran ahead, too many re-anchors,
 	                  * too noisy, unreadable): the line stops serving */
 	PLAN_NO_ANCHOR,  /* the anchor has no good MONOTONIC reading: nothing to publish */
+	PLAN_RESUME,     /* a line stopped whole serves again (segment_resume) */
+	PLAN_STILL,      /* ...or not yet: the stopped line, its next try planned */
 };
 
 struct plan_inputs {
@@ -292,6 +357,9 @@ struct plan {
 	int64_t error_ns;               /* old line - kernel at the anchor (MONOTONIC) */
 	uint64_t largest_error_ns;      /* the largest |old line - kernel| of a clock it slews */
 	uint32_t stepped;               /* bit per track the plan stepped to the kernel */
+	uint32_t rate_changed;          /* bit per enum clock_family whose rate was measured
+	                                 * anew after a disagreement its change explains */
+	uint32_t resumed;               /* bit per track that serves again */
 };
 
 /* The tracks a floor must not hold up: a wall clock the kernel stepped back. */
@@ -313,6 +381,15 @@ static inline uint32_t plan_floor_exempt(const struct plan *p)
  * it (a fork child continuing a line its parent had just published) takes old as it is
  * instead (shim/clock.c, recover). */
 void segment_plan(const struct plan_inputs *in, struct plan *out);
+
+/* A try to serve again with a line stopped whole (line_may_resume), from an anchor at or
+ * past its retry time. It serves again (PLAN_RESUME) only where MONOTONIC's readings are
+ * good and quiet and the kernel's rate over the last two tries agrees within
+ * max_rate_deviation / 2 (a rate that keeps changing passes through while it does): a
+ * fresh line at that rate, never below what the stopped line handed out. Otherwise
+ * PLAN_STILL: the stopped line, with this anchor kept for the next try and the back-off
+ * doubled. */
+void segment_resume(const struct plan_inputs *in, struct plan *out);
 
 /* Fallbacks. A reader past a line's hard end reads the kernel's MONOTONIC (never
  * MONOTONIC_RAW: one floor serves every track) and hands out, for track k, the line's

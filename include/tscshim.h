@@ -15,7 +15,7 @@
 /* The newest layout of struct tscshim_status this header declares: the version-1 fields,
  * then version 2's, then version 3's. Fields are only ever appended, each version's after
  * the last; a caller passes tscshim_status_sized() the size it was built with. */
-#define TSCSHIM_STATUS_VERSION 4
+#define TSCSHIM_STATUS_VERSION 5
 
 #ifdef __cplusplus
 extern "C" {
@@ -38,7 +38,8 @@ enum tscshim_stop {
 	TSCSHIM_STOP_NOISY,      /* its readings are noisier than about half the bound */
 	TSCSHIM_STOP_BEHIND,     /* the kernel's clock fell behind the counter beyond the bound
 	                          * (frozen, slowed or stepped back) */
-	TSCSHIM_STOP_JUMPS,      /* it jumped ahead at three re-synchronizations in a row */
+	TSCSHIM_STOP_JUMPS,      /* it disagreed beyond the bound at three re-synchronizations
+	                          * in a row: it jumps, or its rate keeps changing */
 	TSCSHIM_STOP_UNCOVERED,  /* the process may now run on CPUs the verdict did not compare */
 	TSCSHIM_STOP_CORRUPT,    /* an internal plan no read form covers */
 };
@@ -117,6 +118,12 @@ struct tscshim_status {
 	uint64_t held_reads;        /* reads of a stopped clock answered at what it had served,
 	                             * the kernel's value being below it */
 	uint64_t unreadable_anchors; /* re-synchronizations that had no good reading of a clock */
+
+	/* ---- version 5: filled by tscshim_status_sized() only ---- */
+	/* Times a stopped clock served again: its kernel clock held the bound once more when
+	 * measured after a back-off (a change of rate that passed, noise that subsided).
+	 * stopped_clocks says which are stopped now. */
+	uint64_t resumes;
 };
 
 /* Fills the version-1 fields of *out (a caller built against version 1 passes a struct

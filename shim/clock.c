@@ -65,9 +65,17 @@ static bool covers_every_cpu ON_LOAD_PAGE; /* covered holds every possible CPU: 
 static bool started ON_LOAD_PAGE; /* a first line was published and not closed (a fork child inherits it) */
 static uint64_t kernel_read_step_ns ON_LOAD_PAGE; /* a kernel read raises the floor by at least this much */
 static uint32_t served_at_start ON_LOAD_PAGE; /* bit per track the first line opened */
-/* Per stopped track, the kernel's value when its reads were first held below what it had
- * handed out (0: not yet): whether the kernel stands still or runs on below it. */
-static _Atomic uint64_t held_kernel_first[TRACKS];
+/* Per stopped track, the most its kernel clock read while its reads were held (0: none):
+ * a kernel below that went back itself, and passes through. */
+static _Atomic uint64_t held_kernel_most[TRACKS];
+/* Bit per served clock that passes through, stopped, its kernel past all it handed out:
+ * until pass_until[clock] (the counter value its next try to serve again is due), its
+ * reads pass at the slow path's first test, with no copy of the line. */
+static _Atomic uint32_t passing;
+static _Atomic uint64_t pass_until[TRACKS];
+/* Writes in a row that found no good reading (a first line, a re-synchronization): each
+ * back-off doubles (retry_after_failure). */
+static _Atomic uint32_t failures_in_a_row;
 
 /* In memory a fork child keeps: what its parent last published, for continuity. Each
  * only grows. The slot shadow_state names is not free: its superseding writer frees it
@@ -349,6 +357,27 @@ static void note_stops(const struct line *published)
 	}
 }
 
+/* Says which clocks a publication serves again (p->resumed, or every serving track of a
+ * line that resumed whole): counted, their stopped bits and pass bits cleared, and one
+ * verbose line each. */
+static void note_resumes(const struct line *published, uint32_t resumed)
+{
+	for (int k = 0; k < TRACKS; k++) {
+		uint32_t bit = 1u << k;
+		if (!(resumed & bit) || !track_serves(published, k))
+			continue;
+		atomic_fetch_and(&passing, ~bit);
+		atomic_store_explicit(&held_kernel_most[k], 0, memory_order_relaxed);
+		if (!(atomic_fetch_and(&clock_tally.stopped_clocks, ~(uint64_t)bit) & bit))
+			continue;
+		atomic_store_explicit(&clock_tally.stop_cause[k], TRACK_SERVING, memory_order_relaxed);
+		atomic_fetch_add_explicit(&clock_tally.resumes, 1, memory_order_relaxed);
+		if (say_level >= 1 && (served_at_start & bit))
+			say_brief("serving ", clock_table[k].name,
+				  " again: its kernel clock holds the bound once more", NULL);
+	}
+}
+
 static void count_plan(const struct plan *p)
 {
 	if (p->error_measured) {
@@ -359,9 +388,48 @@ static void count_plan(const struct plan *p)
 		atomic_fetch_add_explicit(&clock_tally.reanchors, 1, memory_order_relaxed);
 	if (p->next.stopped_now)
 		atomic_fetch_add_explicit(&clock_tally.stops, 1, memory_order_relaxed);
-	if (p->outcome != PLAN_STOP)
+	if (p->outcome != PLAN_STOP && p->outcome != PLAN_STILL)
 		atomic_fetch_add_explicit(&clock_tally.resyncs, 1, memory_order_relaxed);
+	if (p->rate_changed && p->outcome != PLAN_REANCHOR)
+		atomic_fetch_add_explicit(&clock_tally.reanchors, 1, memory_order_relaxed);
+	note_resumes(&p->next, p->resumed);
 	note_stops(&p->next);
+}
+
+/* The verdict compared the counters of the CPUs allowed at the decision; a process whose
+ * affinity has widened since may run where nothing was compared. One system call per
+ * re-synchronization (~0.3 us, first-time dearer on a guest), never on the hot path, and
+ * none where the verdict covered every CPU the boot can bring online. */
+static bool affinity_uncovered(void)
+{
+	struct cpu_mask now_allowed;
+	return !covers_every_cpu && !(cpu_mask_allowed(&now_allowed) > 0 && cpu_mask_is_subset(&now_allowed, &covered));
+}
+
+/* A try to serve again with the line `old` (state w) that stopped whole for a cause that
+ * passes: a fresh line if its kernel clock holds the bound once more (segment_resume),
+ * else the stopped line with its next try put off. */
+static __attribute__((noinline)) enum write_result resume_line(uint64_t w, const struct line *old, uint64_t now)
+{
+	uint64_t expected[2] = {w, __atomic_load_n(&wiped.floor, __ATOMIC_ACQUIRE)};
+	struct anchor a;
+	take_anchor(&a, READINGS_MOST, 7, old);
+	struct plan_inputs in = {.old = old, .anchor = &a, .now = now, .cfg = &plan_cfg};
+	struct plan plan;
+	segment_resume(&in, &plan);
+	if (plan.outcome == PLAN_RESUME && affinity_uncovered()) {
+		/* Not where the verdict compared nothing: stopped for that, for good. */
+		plan.next = *old;
+		plan.next.stopped_now = 0;
+		plan.next.health[SERVED_MONOTONIC].stopped = TRACK_UNCOVERED;
+		plan.outcome = PLAN_STILL;
+		plan.resumed = 0;
+		atomic_store(&clock_tally.stopped_uncovered, true);
+	}
+	enum write_result r = publish(expected, &plan.next, 0, 0, false);
+	if (r == WRITE_PUBLISHED)
+		count_plan(&plan);
+	return r;
 }
 
 /* One re-synchronization from the line `old` that state `w` names. */
@@ -392,13 +460,7 @@ static enum write_result resync(uint64_t w, const struct line *old, uint64_t now
 	}
 	if (plan.outcome == PLAN_NO_ANCHOR)
 		return WRITE_NO_ANCHOR; /* the line serves on to its hard end; retried soon */
-	/* The verdict compared the counters of the CPUs allowed at the decision; a process
-	 * whose affinity has widened since may run where nothing was compared. One system
-	 * call per re-synchronization (~0.3 us, first-time dearer on a guest), never on the
-	 * hot path, and none where the verdict covered every CPU the boot can bring online. */
-	struct cpu_mask now_allowed;
-	bool uncovered = plan.outcome != PLAN_STOP && !covers_every_cpu &&
-			 !(cpu_mask_allowed(&now_allowed) > 0 && cpu_mask_is_subset(&now_allowed, &covered));
+	bool uncovered = plan.outcome != PLAN_STOP && affinity_uncovered();
 	if (uncovered) {
 		plan.next = *old;
 		plan.next.stopped_now = 0;
@@ -425,17 +487,15 @@ static enum write_result resync(uint64_t w, const struct line *old, uint64_t now
  * ahead of the kernel. Out of line, so that its plan is on the stack only while it is
  * made. Returns the tracks the floor must not hold up. */
 static __attribute__((noinline)) uint32_t continue_parent(const struct line *parent, const struct anchor *a,
-							  struct line *next)
+							  struct plan *planned)
 {
 	if (a->counter < parent->expiry) {
-		*next = *parent;
+		planned->next = *parent;
 		return 0;
 	}
 	struct plan_inputs in = {.old = parent, .anchor = a, .now = a->counter, .cfg = &plan_cfg};
-	struct plan plan;
-	segment_plan(&in, &plan);
-	*next = plan.next;
-	return plan_floor_exempt(&plan);
+	segment_plan(&in, planned);
+	return plan_floor_exempt(planned);
 }
 
 /* The first line of a process, or of a fork child (state 0). A child continues its
@@ -474,22 +534,25 @@ static enum write_result recover(bool signals_blocked, enum track_stop *why, uin
 	if (!(a.valid & (1u << SERVED_MONOTONIC)))
 		return WRITE_NO_ANCHOR;
 	uint64_t expected[2] = {0, 0};
-	struct line next;
+	/* The child's line, planned in place: a plan's own copy of a line would be one line
+	 * more on a decision's small stack. */
+	struct plan planned;
+	struct line *next = &planned.next;
 	uint32_t exempt = 0;
 	if (have_parent && !parent.active) {
-		next = parent; /* the parent stopped serving: so does the child */
+		*next = parent; /* the parent stopped serving: so does the child */
 	} else if (have_parent && line_agrees(&parent, &a, plan_cfg.watchdog_ns)) {
 		expected[1] = atomic_load_explicit(&shadow_floor, memory_order_acquire);
-		exempt = continue_parent(&parent, &a, &next);
+		exempt = continue_parent(&parent, &a, &planned);
 	} else {
-		if (!segment_first(&next, &a, &plan_cfg)) {
-			*why = (enum track_stop)next.health[SERVED_MONOTONIC].stopped;
+		if (!segment_first(next, &a, &plan_cfg)) {
+			*why = (enum track_stop)next->health[SERVED_MONOTONIC].stopped;
 			return WRITE_NO_ANCHOR;
 		}
 		/* In a moved time namespace nothing was handed out yet: no hold. */
 		for (int k = 0; have_parent && k < TRACKS; k++)
 			if (parent.health[k].stopped != TRACK_SERVING)
-				next.health[k] = (struct track_health){.stopped = parent.health[k].stopped};
+				next->health[k] = (struct track_health){.stopped = parent.health[k].stopped};
 	}
 	/* A stopped clock's hold is its parent's: where the child's kernel clock is below it
 	 * by more than a second (a time namespace moved it back, or it was stepped back),
@@ -497,20 +560,20 @@ static enum write_result recover(bool signals_blocked, enum track_stop *why, uin
 	 * child. (A kernel clock frozen for less is held, as in the parent; one that runs on
 	 * below the hold passes through at its first reads anyway: stopped_read.) */
 	for (int k = 0; have_parent && k < TRACKS; k++)
-		if (!track_serves(&next, k) && (a.valid & (1u << k)) &&
-		    a.ns[k] + HOLD_ACROSS_FORK_NS < track_hold(&next, k, a.at[k]))
+		if (!track_serves(next, k) && (a.valid & (1u << k)) &&
+		    a.ns[k] + HOLD_ACROSS_FORK_NS < track_hold(next, k, a.at[k]))
 			__atomic_store_n(&clock_config.served_index[clock_table[k].id], 0, __ATOMIC_RELEASE);
 	/* The floor half of the pair is 0 here (wiped); a continued line carries its
 	 * parent's floor in its bases instead. */
-	if (!line_apply_floor(&next, expected[1], exempt))
+	if (!line_apply_floor(next, expected[1], exempt))
 		return WRITE_LOST;
 	expected[1] = 0;
-	enum write_result r = publish(expected, &next, exempt, parent_slot, signals_blocked);
+	enum write_result r = publish(expected, next, exempt, parent_slot, signals_blocked);
 	if (r == WRITE_PUBLISHED)
-		note_stops(&next);
+		note_stops(next);
 	*serving = 0;
 	for (int k = 0; k < TRACKS; k++)
-		if (track_serves(&next, k))
+		if (track_serves(next, k))
 			*serving |= 1u << k;
 	return r;
 }
@@ -536,9 +599,25 @@ static void end_turn(uint64_t mine, uint64_t retry_at)
 						memory_order_release, memory_order_relaxed);
 }
 
-static uint64_t retry_after_no_anchor(uint64_t now)
+/* When a write that found no good reading (from `began` to `now`) is tried again: after
+ * twice what it cost, doubling with each failure in a row, at most the longest back-off
+ * of a stopped clock. Sized from the attempt itself, so that where each kernel read is
+ * dear (a system call trapping to a hypervisor, 1-5 us) a failing clock costs its readers
+ * about one kernel call per read on average, as it would without the shim: the reads in
+ * between pass through, one call each. */
+static uint64_t retry_after_failure(uint64_t began, uint64_t now)
 {
-	return now + plan_cfg.life_ticks / 8;
+	uint32_t failures = atomic_fetch_add_explicit(&failures_in_a_row, 1, memory_order_relaxed);
+	uint64_t after = 2 * (now > began ? now - began : 1);
+	for (uint32_t i = 0; i < failures && after < plan_cfg.retry_most_ticks; i++)
+		after *= 2;
+	return now + (after < plan_cfg.retry_most_ticks ? after : plan_cfg.retry_most_ticks);
+}
+
+static void note_write_succeeded(void)
+{
+	if (atomic_load_explicit(&failures_in_a_row, memory_order_relaxed))
+		atomic_store_explicit(&failures_in_a_row, 0, memory_order_relaxed);
 }
 
 /* ---- the slow path ---- */
@@ -552,15 +631,19 @@ enum kernel_read_result {
 
 /* The kernel's MONOTONIC now, for a read past a line's hard end: the median of three
  * checked readings (the latest good one, where fewer are good), as an anchor takes them,
- * so that one reading out of order is not handed out. False when none was good. */
+ * so that one reading out of order is not handed out. False when none was good, or the
+ * first call failed (errno the kernel's). */
 static bool kernel_monotonic_now(uint64_t *ns)
 {
 	uint64_t good[3];
 	int n = 0;
 	for (int i = 0; i < 3; i++) {
 		struct timespec ts;
-		if (real_clock_gettime(CLOCK_MONOTONIC, &ts) == 0 && timespec_is_time(&ts))
+		int rc = real_clock_gettime(CLOCK_MONOTONIC, &ts);
+		if (rc == 0 && timespec_is_time(&ts))
 			good[n++] = timespec_to_ns(&ts);
+		else if (rc != 0 && n == 0)
+			return false; /* failing: one call is its price, not three */
 	}
 	if (n == 0)
 		return false;
@@ -607,15 +690,32 @@ static enum kernel_read_result kernel_read(unsigned clock, uint64_t w, const str
 	return KERNEL_READ_SERVED;
 }
 
+/* A stopped clock whose kernel clock is past all it handed out passes through: for a
+ * cause that passes, at the slow path's first test until its next try to serve again is
+ * due (retry_at); for one that does not (another CPU set, a corrupt plan), and for a wall
+ * clock of such a line, at the hot path's first test, for good. */
+static void pass_through_stopped(unsigned clock, enum track_stop cause, uint64_t retry_at)
+{
+	if (!track_stop_passes(cause)) {
+		__atomic_store_n(&clock_config.served_index[clock_table[clock].id], 0, __ATOMIC_RELEASE);
+		return;
+	}
+	atomic_store_explicit(&pass_until[clock], retry_at, memory_order_relaxed);
+	atomic_fetch_or_explicit(&passing, 1u << clock, memory_order_release);
+}
+
 /* A read of a clock whose track stopped (or whose whole line did): the kernel's own
  * value, never below what the track handed out up to now (track_hold: so a monotonic
  * clock does not step back where the kernel's own did not). Once the kernel is past the
  * most the track could ever have handed out (its line's flat end), the clock passes
- * through for good, at the hot path's first test: every kernel value from then on is
- * above anything it served, in every thread. So too once the kernel runs on below the
- * hold (it was stepped back: its own values went back). A wall clock is never held.
- * Returns 1 with *ts, or -1 when the kernel's call failed (errno its): the caller returns
- * that, not a second call's answer, which no hold would cover. */
+ * through (pass_through_stopped): every kernel value from then on is above anything it
+ * served, in every thread. So too where the kernel's clock went back itself (below its
+ * own last reading at the anchor that stopped the clock, or below a value it gave a held
+ * read): its own values went back, and holding would stand still for the whole step. A
+ * kernel clock that stands still (frozen) or runs slower than the line (a change of rate
+ * beyond what a re-synchronization follows) is held until it catches up. A wall clock is
+ * never held. Returns 1 with *ts, or -1 when the kernel's call failed (errno its): the
+ * caller returns that, not a second call's answer, which no hold would cover. */
 static int stopped_read(unsigned clock, const struct line *l, uint64_t t, struct timespec *ts)
 {
 	struct timespec now;
@@ -626,9 +726,22 @@ static int stopped_read(unsigned clock, const struct line *l, uint64_t t, struct
 		ns_to_timespec(track_hold(l, (int)clock, t), ts);
 		return 1;
 	}
+	/* A line stopped whole tries to serve again as one, on MONOTONIC's schedule. */
+	const struct track_health *h = l->active ? &l->health[clock] : &l->health[SERVED_MONOTONIC];
+	enum track_stop cause = (enum track_stop)h->stopped;
 	uint64_t kernel = timespec_to_ns(&now);
+	if (cause == TRACK_SERVING) {
+		/* Serving again from a later counter value (track_serves_at): until then the
+		 * kernel's value, never below the line's. */
+		uint64_t hold = track_hold(l, (int)clock, t);
+		if (clock_table[clock].wall || kernel >= hold)
+			*ts = now;
+		else
+			ns_to_timespec(hold, ts);
+		return 1;
+	}
 	if (clock_table[clock].wall || kernel >= track_hold(l, (int)clock, UINT64_MAX)) {
-		__atomic_store_n(&clock_config.served_index[clock_table[clock].id], 0, __ATOMIC_RELEASE);
+		pass_through_stopped(clock, cause, h->retry_at);
 		*ts = now;
 		return 1;
 	}
@@ -637,18 +750,13 @@ static int stopped_read(unsigned clock, const struct line *l, uint64_t t, struct
 		*ts = now;
 		return 1;
 	}
-	/* Behind what the clock handed out. A kernel clock that stands still (frozen) is
-	 * held; one that runs on below it was stepped back, and then its own values go back:
-	 * once it has run on by the bound since the holding began, it passes through for
-	 * good rather than stand still for the whole step. */
-	uint64_t first = 0;
-	if (!atomic_compare_exchange_strong_explicit(&held_kernel_first[clock], &first, kernel, memory_order_relaxed,
-						     memory_order_relaxed) &&
-	    kernel > first + plan_cfg.bound_ns) {
-		__atomic_store_n(&clock_config.served_index[clock_table[clock].id], 0, __ATOMIC_RELEASE);
+	if ((cause == TRACK_BEHIND && h->went_back) ||
+	    kernel < atomic_load_explicit(&held_kernel_most[clock], memory_order_relaxed)) {
+		pass_through_stopped(clock, cause, h->retry_at);
 		*ts = now;
 		return 1;
 	}
+	atomic_max(&held_kernel_most[clock], kernel);
 	atomic_fetch_add_explicit(&clock_tally.held_reads, 1, memory_order_relaxed);
 	ns_to_timespec(hold, ts);
 	return 1;
@@ -656,8 +764,27 @@ static int stopped_read(unsigned clock, const struct line *l, uint64_t t, struct
 
 enum { WRITE_ATTEMPTS = 4 };
 
+/* A re-synchronization in the turn `mine` holds, and the turn's end: at once, or where it
+ * found no good reading, after a back-off sized from what it cost. */
+static __attribute__((noinline)) enum write_result write_turn(uint64_t w, const struct line *l, uint64_t t, uint64_t mine)
+{
+	enum write_result r = resync(w, l, t);
+	if (r == WRITE_NO_ANCHOR) {
+		end_turn(mine, retry_after_failure(t, read_counter()));
+		return r;
+	}
+	if (r == WRITE_PUBLISHED)
+		note_write_succeeded();
+	end_turn(mine, 0);
+	return r;
+}
+
 int clock_read_slow(unsigned clock, struct timespec *ts)
 {
+	/* A stopped clock past its hold: through, until its next try is due. */
+	if (__builtin_expect(atomic_load_explicit(&passing, memory_order_acquire) & (1u << clock), 0) &&
+	    read_counter() < atomic_load_explicit(&pass_until[clock], memory_order_relaxed))
+		return 0;
 	for (int attempt = 0;; attempt++) {
 		uint64_t w;
 		struct line l;
@@ -677,27 +804,32 @@ int clock_read_slow(unsigned clock, struct timespec *ts)
 			enum track_stop why;
 			uint32_t serving;
 			if (recover(false, &why, &serving) == WRITE_NO_ANCHOR) {
-				atomic_store_explicit(&wiped.writer_token, retry_after_no_anchor(t), memory_order_relaxed);
+				uint64_t retry_at = retry_after_failure(t, read_counter());
+				atomic_store_explicit(&wiped.writer_token, retry_at, memory_order_relaxed);
 				return 0;
 			}
+			note_write_succeeded();
 			continue;
 		}
-		if (!track_serves(&l, (int)clock))
-			return stopped_read(clock, &l, t, ts);
-		if (t < l.cur.until) {
-			uint64_t mine;
-			if (t >= l.expiry && attempt == 0 && take_turn(t, &mine)) {
-				/* The new line equals this one up to its hard end. */
-				enum write_result r = resync(w, &l, t);
-				end_turn(mine, r == WRITE_NO_ANCHOR ? retry_after_no_anchor(t) : 0);
+		uint64_t mine;
+		if (!track_serves_at(&l, (int)clock, t)) {
+			if (line_may_resume(&l) && t >= l.health[SERVED_MONOTONIC].retry_at && attempt == 0 &&
+			    take_turn(t, &mine)) {
+				enum write_result r = resume_line(w, &l, t);
+				end_turn(mine, 0);
+				if (r == WRITE_PUBLISHED)
+					continue; /* the new line: serving again, or its next try put off */
 			}
+			return stopped_read(clock, &l, t, ts);
+		}
+		if (t < l.cur.until) {
+			if (t >= l.expiry && attempt == 0 && take_turn(t, &mine))
+				write_turn(w, &l, t, mine); /* the new line equals this one up to its hard end */
 			ns_to_timespec(line_value(&l, (int)clock, t), ts);
 			return 1;
 		}
-		uint64_t mine;
 		if (attempt < WRITE_ATTEMPTS && take_turn(t, &mine)) {
-			enum write_result r = resync(w, &l, t);
-			end_turn(mine, r == WRITE_NO_ANCHOR ? retry_after_no_anchor(t) : 0);
+			enum write_result r = write_turn(w, &l, t, mine);
 			if (r == WRITE_PUBLISHED || r == WRITE_LOST)
 				continue;
 		}
@@ -723,31 +855,19 @@ int clock_start(const struct line_setup *setup, const char **err)
 	covers_every_cpu = setup->covers_every_cpu;
 	if (!setup->wiped_marked)
 		setup_fork_wiped();
-	plan_cfg.calibrated_ns_per_tick = (double)setup->ns_per_tick;
-	/* A disagreement with the kernel proven beyond this is the kernel's clock moving
-	 * (a step, a freeze) or misbehaving, not drift. */
-	plan_cfg.bound_ns = setup->max_error_ns;
-	/* Beyond this a fork child's line and its kernel's clocks are another namespace's. */
-	plan_cfg.watchdog_ns = setup->max_error_ns * 100 > 1000000 ? setup->max_error_ns * 100 : 1000000;
-	/* Anchors this precise move the line by their whole measured error. */
-	plan_cfg.narrow_ns = setup->max_error_ns / 2;
-	/* NTP slews by at most 500 ppm; the rest is margin for the calibration. */
-	plan_cfg.max_rate_deviation = 1e-3;
-	kernel_read_step_ns = setup->max_error_ns / 16;
-
-	/* A segment is used for two lives (to its expiry, then until the next takes over);
-	 * in that time the kernel may slew by 500 ppm and our rate may be off by a little:
-	 * keep 2 lives x 1000 ppm within the error bound. */
-	long double life_ns = (long double)setup->max_error_ns / (2 * 1000e-6L);
-	if (life_ns > (long double)setup->resync_ms * 1e6L)
-		life_ns = (long double)setup->resync_ms * 1e6L;
-	if (setup->served & (1u << SERVED_REALTIME) && life_ns > 4e6L)
-		life_ns = 4e6L; /* a wall-clock step shows within 2 lives: under 10 ms */
-	plan_cfg.life_ticks = (uint64_t)(life_ns / setup->ns_per_tick);
-	if (plan_cfg.life_ticks == 0) {
+	/* Every tunable of the line from the bound, in one place (calib/segment.c). */
+	const struct plan_bounds bounds = {
+		.bound_ns = setup->max_error_ns,
+		.resync_ms = setup->resync_ms,
+		.ns_per_tick = (double)setup->ns_per_tick,
+		.serves_realtime = setup->served & (1u << SERVED_REALTIME),
+	};
+	if (!plan_config_derive(&plan_cfg, &bounds)) {
 		*err = "the re-synchronization interval rounds to zero ticks";
 		return -1;
 	}
+	/* Kernel reads past a hard end raise the floor by steps of a sixteenth of the bound. */
+	kernel_read_step_ns = setup->max_error_ns / 16;
 
 	enum track_stop why;
 	uint32_t serving;
@@ -818,4 +938,5 @@ void clock_counters(struct clock_counters *out)
 		out->stop_cause[k] = (uint32_t)atomic_load(&clock_tally.stop_cause[k]);
 	out->held_reads = atomic_load(&clock_tally.held_reads);
 	out->unreadable_anchors = atomic_load(&clock_tally.unreadable_anchors);
+	out->resumes = atomic_load(&clock_tally.resumes);
 }

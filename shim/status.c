@@ -25,7 +25,8 @@
 #define STATUS_V2_END STATUS_END_OF(passed_while_deciding)
 #define STATUS_V3_END STATUS_END_OF(cost_fenced_plan)
 #define STATUS_V4_END STATUS_END_OF(unreadable_anchors)
-_Static_assert(TSCSHIM_STATUS_VERSION == 4 && STATUS_V4_END == sizeof(struct tscshim_status),
+#define STATUS_V5_END STATUS_END_OF(resumes)
+_Static_assert(TSCSHIM_STATUS_VERSION == 5 && STATUS_V5_END == sizeof(struct tscshim_status),
 	       "a field appended to struct tscshim_status starts a new version: give it its end "
 	       "here and in status_version_filled()");
 
@@ -86,6 +87,7 @@ void status_fill(struct tscshim_status *out)
 		out->stop_cause[c] = stopped & (1u << c) ? cc.stop_cause[c] : TSCSHIM_STOP_NONE;
 	out->held_reads = cc.held_reads;
 	out->unreadable_anchors = cc.unreadable_anchors;
+	out->resumes = cc.resumes;
 	out->fenced = g->fenced;
 	out->from_cache = g->source == TSCSHIM_SOURCE_SYSTEM_RECORD || g->source == TSCSHIM_SOURCE_USER_CACHE;
 	out->resyncs = cc.resyncs;
@@ -132,6 +134,8 @@ SHIM_EXPORT int tscshim_status(struct tscshim_status *out)
  * version 1's fit. */
 static int status_version_filled(size_t size)
 {
+	if (size >= STATUS_V5_END)
+		return 5;
 	if (size >= STATUS_V4_END)
 		return 4;
 	if (size >= STATUS_V3_END)

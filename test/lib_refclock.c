@@ -20,6 +20,14 @@
  *   TSCTEST_SLOW_ONE_IN=N        one call in N spins TSCTEST_SLOW_NS (default 20000) before
  *                                or after it reads (the reading thread preempted between
  *                                the shim's counter reads and the kernel's)
+ *   TSCTEST_RATE_PPM=P           the clock runs P ppm fast against the counter (negative:
+ *                                slow), as a guest's clock does after a live migration to
+ *                                a host whose TSC runs at another rate, or under a hard slew
+ *   TSCTEST_WOBBLE_MS=W          ...and its rate changes every W ms, +P then -P in turn
+ *   TSCTEST_WOBBLE_FOR_MS=D      ...for D ms, then stays at +P (default: for good)
+ *   TSCTEST_COST_NS=C            every call costs at least C ns, misbehaving clock or not,
+ *                                from load (a kernel clock that is a system call trapping
+ *                                to a hypervisor: 1-5 us)
  * and where:
  *   TSCTEST_CLOCKS=LIST          the clocks that misbehave (monotonic, monotonic_raw,
  *                                boottime, realtime; default all four)
@@ -60,6 +68,8 @@ static struct {
 	int64_t freeze_every_ns, freeze_ns;
 	int64_t step_every_ns, step_ns;
 	int64_t after_ns;
+	int64_t rate_ppm, wobble_ns, wobble_for_ns;
+	int64_t cost_ns;
 	unsigned clocks; /* bit per clock id that misbehaves */
 } mode;
 
@@ -92,7 +102,7 @@ static int64_t true_ns(clockid_t c)
 /* Whether a mode needs to know the time since load. */
 static bool timed_modes(void)
 {
-	return mode.after_ns || mode.freeze_every_ns || mode.step_every_ns;
+	return mode.after_ns || mode.freeze_every_ns || mode.step_every_ns || mode.rate_ppm;
 }
 
 EXPORT void tsctest_set_jump(int64_t ns)
@@ -125,6 +135,10 @@ __attribute__((constructor(101))) static void setup(void)
 	mode.step_every_ns = env_int("TSCTEST_STEP_EVERY_MS", 0) * 1000000;
 	mode.step_ns = env_int("TSCTEST_STEP_NS", 0);
 	mode.after_ns = env_int("TSCTEST_AFTER_MS", 0) * 1000000;
+	mode.rate_ppm = env_int("TSCTEST_RATE_PPM", 0);
+	mode.wobble_ns = env_int("TSCTEST_WOBBLE_MS", 0) * 1000000;
+	mode.wobble_for_ns = env_int("TSCTEST_WOBBLE_FOR_MS", 0) * 1000000;
+	mode.cost_ns = env_int("TSCTEST_COST_NS", 0);
 	static const struct {
 		const char *name;
 		clockid_t id;
@@ -186,6 +200,23 @@ static int64_t course_offset(int64_t since, int64_t *changed_at)
 			changed = since - phase + mode.freeze_ns;
 		}
 	}
+	if (mode.rate_ppm) {
+		/* The time gained (or lost) at the rate: the whole time at one rate, or with a
+		 * wobble, the last period's at +P or -P (whole periods in pairs cancel); after a
+		 * wobble that ends, what it left and the time since at +P. */
+		int64_t wobbling = since, steady = 0;
+		if (mode.wobble_ns > 0 && mode.wobble_for_ns > 0 && since > mode.wobble_for_ns) {
+			wobbling = mode.wobble_for_ns;
+			steady = since - mode.wobble_for_ns;
+		}
+		int64_t periods = mode.wobble_ns > 0 ? wobbling / mode.wobble_ns : 0;
+		int64_t in_period = mode.wobble_ns > 0 ? wobbling % mode.wobble_ns : wobbling;
+		int64_t gained = (periods % 2 ? mode.wobble_ns - in_period : in_period) + steady;
+		offset += (int64_t)((__int128)gained * mode.rate_ppm / 1000000);
+		int64_t began = steady ? mode.wobble_for_ns : periods * (mode.wobble_ns > 0 ? mode.wobble_ns : 0);
+		if (began > changed)
+			changed = began;
+	}
 	if (changed_at)
 		*changed_at = changed;
 	return offset;
@@ -195,6 +226,9 @@ static int64_t course_offset(int64_t since, int64_t *changed_at)
  * Returns the call's result; on failure *ts is untouched. */
 static int hostile_read(clockid_t c, struct timespec *ts)
 {
+	if (mode.cost_ns > 0)
+		for (int64_t until = true_ns(CLOCK_MONOTONIC) + mode.cost_ns; true_ns(CLOCK_MONOTONIC) < until;)
+			;
 	bool slow_call = mode.slow_one_in && one_in(mode.slow_one_in);
 	bool slow_before = slow_call && (next_random() & 1);
 	int64_t since_load = timed_modes() ? true_ns(CLOCK_MONOTONIC) - loaded_at_ns : 0;

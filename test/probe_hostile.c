@@ -63,11 +63,11 @@ static void print_status(void)
 	if (sized)
 		sized(&s, sizeof s);
 	printf("status: loaded=%d active=%d served_clocks=%u stopped_clocks=%u causes=%u,%u,%u,%u resyncs=%llu "
-	       "reanchors=%llu stops=%llu held_reads=%llu unreadable_anchors=%llu reason=%s\n",
+	       "reanchors=%llu stops=%llu held_reads=%llu unreadable_anchors=%llu resumes=%llu reason=%s\n",
 	       sized != NULL, s.active, s.served_clocks, s.stopped_clocks, s.stop_cause[0], s.stop_cause[1],
 	       s.stop_cause[2], s.stop_cause[3], (unsigned long long)s.resyncs, (unsigned long long)s.reanchors,
 	       (unsigned long long)s.stops, (unsigned long long)s.held_reads,
-	       (unsigned long long)s.unreadable_anchors, s.reason);
+	       (unsigned long long)s.unreadable_anchors, (unsigned long long)s.resumes, s.reason);
 }
 
 int main(int argc, char **argv)

@@ -14,6 +14,9 @@
 static const struct plan_config cfg = {
 	.life_ticks = LIFE, .bound_ns = 1000, .watchdog_ns = 1000000, .narrow_ns = 500,
 	.calibrated_ns_per_tick = RATE, .max_rate_deviation = 1e-3,
+	/* As plan_config_derive gives them at this bound and rate (plan_config_is_derived). */
+	.overlap_ticks = LIFE / 8, .rate_change_most = 1.0 / 16, .retry_first_ticks = 4 * LIFE,
+	.retry_most_ticks = 2000000000,
 };
 
 /* A kernel whose clocks each run at a rate of their own (ns per tick), piecewise: the

@@ -246,16 +246,17 @@ none_served_after_settling() {
 	done
 }
 
-# A rate that changes every 3 ms (+/-2 %, several intervals each): each change followed,
-# never beyond its envelope and never back; and with the wobble inside what one interval
-# holds (+/-1000 ppm every 5 ms), served throughout. (One that changes every 2 ms stops,
-# below.)
+# A rate that changes every 3 ms (+/-2 %, several intervals each): each change followed
+# (or, where a loaded machine delays the re-synchronizations, the line stops while it
+# wobbles), never beyond its envelope and never back; and with the wobble inside what one
+# interval holds (+/-1000 ppm every 5 ms), served throughout. (One that changes every
+# 2 ms stops, below.)
 @test "hostile: a wobbling rate is followed change by change; a small wobble is served" {
 	require_reliable
 	LIMIT=$((1000 + 20000 * 1250 / 1000)) SETTLE_US=0 hostile 1 monotonic-reference -- \
 		TSCTEST_RATE_PPM=20000 TSCTEST_WOBBLE_MS=3 TSCTEST_AFTER_MS=200
 	[ "$status" -eq 0 ]
-	all_served
+	[ "$(field monotonic served)" -gt 1000 ]
 	LIMIT=$((1000 + 1000 * 1250 / 1000)) SETTLE_US=0 hostile 1 monotonic-reference -- \
 		TSCTEST_RATE_PPM=1000 TSCTEST_WOBBLE_MS=5 TSCTEST_AFTER_MS=200
 	[ "$status" -eq 0 ]

@@ -536,8 +536,20 @@ static enum track_course track_course(const struct plan_inputs *in, struct line 
 		*cause = TRACK_NOISY;
 		return COURSE_STOPPED;
 	}
-	if (stale)
+	if (stale) {
+		/* The lapsed line stood at its end, within the bound of the kernel then: a
+		 * kernel now below that, beyond the bound and the reading's doubt, went back
+		 * itself. It stops, passing its own step back through; any other course would
+		 * stand ahead of it for the whole step. */
+		int64_t below = (int64_t)(line_value(in->old, k, a->at[k]) - a->ns[k]) -
+				(int64_t)(a->width_ns[k] / 2 + 3 * a->spread_ns[k] + a->above_ns[k]);
+		if (!clock_table[k].wall && below > (int64_t)cfg->bound_ns) {
+			h->went_back = true;
+			*cause = TRACK_BEHIND;
+			return COURSE_STOPPED;
+		}
 		return clock_table[k].wall ? COURSE_STEP : COURSE_SLEW;
+	}
 	int64_t error = (int64_t)(line_value(in->old, k, a->at[k]) - a->ns[k]);
 	/* How far the reading may be off: half its bracket, and for a noisy clock about the
 	 * noise's amplitude (three times the readings' spread, which runs at about a third of
@@ -803,7 +815,14 @@ void segment_plan(const struct plan_inputs *in, struct plan *out)
 	for (int k = 0; k < TRACKS; k++)
 		if (cause[k] != TRACK_SERVING)
 			schedule_retry(&next->health[k], in->now, cfg);
-	note_readings(next, a);
+	/* The readings this plan followed become the last good ones; one it ran blind past
+	 * (out of order, a lone reading beyond the bound) does not, so that a kernel that
+	 * stepped back is still judged against its own reading before the step. */
+	struct anchor followed = *a;
+	for (int k = 0; k < TRACKS; k++)
+		if (course[k] == COURSE_BLIND || (course[k] == COURSE_STOPPED && cause[k] == TRACK_SERVING))
+			followed.valid &= ~(1u << k);
+	note_readings(next, &followed);
 }
 
 void segment_resume(const struct plan_inputs *in, struct plan *out)

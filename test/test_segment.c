@@ -178,6 +178,24 @@ static void a_lapsed_line_reanchors_without_a_fault(void)
 	check_no_step_back(&old, &p.next);
 }
 
+/* Over a lapse the kernel stepped BOOTTIME back 10 ms: below the lapsed line's end (which
+ * stood within the bound of it) it went back itself, and stops with its step passed
+ * through, rather than be re-anchored 10 ms ahead of its kernel. */
+static void a_step_back_over_a_lapse_is_the_kernels_own(void)
+{
+	struct line old;
+	first_line(&old, &steady, 10000000);
+	uint64_t late = old.cur.until + 50 * LIFE;
+	struct kernel k = steady;
+	k.offset[SERVED_BOOTTIME] -= 10000000 + (int64_t)(50 * LIFE * RATE);
+	struct anchor a = anchor_of(&k, late + 100, 0, 100);
+	struct plan p = plan_from(&old, &a, late);
+	CHECK(p.outcome == PLAN_STALE);
+	CHECK(p.next.health[SERVED_BOOTTIME].stopped == TRACK_BEHIND);
+	CHECK(p.next.health[SERVED_BOOTTIME].went_back);
+	CHECK(track_serves(&p.next, SERVED_MONOTONIC));
+}
+
 static void the_watchdog_stops_a_counter_that_ran_ahead(void)
 {
 	struct line old;
@@ -1022,6 +1040,7 @@ int main(void)
 	RUN(wide_anchors_move_the_line_less);
 	RUN(a_lapsed_line_reanchors_without_a_fault);
 	RUN(the_watchdog_stops_a_counter_that_ran_ahead);
+	RUN(a_step_back_over_a_lapse_is_the_kernels_own);
 	RUN(a_kernel_jump_reanchors_with_a_fresh_rate);
 	RUN(a_rate_change_is_followed_at_once);
 	RUN(boottime_steps_forward_realtime_steps_both_ways);

@@ -116,4 +116,10 @@ void counter_identify_basic(struct counter_identity *out);
  * measured (a VM exit under a hypervisor, so never on a path every process runs). */
 bool counter_has_rdtscp(void);
 
+/* Whether rdtscp, where CPUID says the CPU has it, also runs here: tried once under a
+ * SIGILL handler of its own, restored after. An emulator's CPUID (valgrind's) may claim it
+ * on a host that lacks it. For the command only: it changes the process's SIGILL
+ * disposition for a moment, which a preloaded library must never do. */
+bool counter_rdtscp_runs(void);
+
 #endif

@@ -2,6 +2,8 @@
 #include "counter.h"
 
 #include <cpuid.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <string.h>
 
 enum {
@@ -84,4 +86,30 @@ bool counter_has_rdtscp(void)
 		return false;
 	__cpuid(LEAF_EXT_FEATURES, a, b, c, d);
 	return (d >> 27) & 1;
+}
+
+static sigjmp_buf rdtscp_fault;
+
+static void on_rdtscp_fault(int sig)
+{
+	(void)sig;
+	siglongjmp(rdtscp_fault, 1);
+}
+
+bool counter_rdtscp_runs(void)
+{
+	if (!counter_has_rdtscp())
+		return false;
+	struct sigaction fault = {.sa_handler = on_rdtscp_fault}, saved;
+	sigemptyset(&fault.sa_mask);
+	if (sigaction(SIGILL, &fault, &saved) != 0)
+		return false;
+	volatile bool runs = false;
+	if (sigsetjmp(rdtscp_fault, 1) == 0) {
+		unsigned aux;
+		(void)__builtin_ia32_rdtscp(&aux);
+		runs = true;
+	}
+	sigaction(SIGILL, &saved, NULL);
+	return runs;
 }

@@ -217,7 +217,7 @@ int floor_plan_for(bool fenced, int shim_plan)
 {
 	if (!fenced || (floor_plan_valid(shim_plan) && floor_plan_fenced(shim_plan)))
 		return floor_plan_pick(fenced, shim_plan, NULL);
-	bool has_rdtscp = counter_has_rdtscp();
+	bool has_rdtscp = counter_rdtscp_runs();
 	uint64_t ticks[FENCED_PLANS][ROUNDS], cost[FLOOR_PLANS] = {0};
 	for (int p = 0; p < FENCED_PLANS; p++) /* a first round, not counted: caches */
 		if (has_rdtscp || (fenced_plans[p] & 3) != COUNTER_READ_RDTSCP)

@@ -4,7 +4,8 @@
 # 10 million ping-pong rounds, migrations for 1 min, the 10 kHz signal test for 1 min,
 # 200 forked children and 20 spawn rounds from a threaded parent, 50 processes whose
 # decision comes while 8 threads read; then the trust probes
-# (about 9 min more), then the hostile reference's modes (about 8 min). Each probe prints its
+# (about 9 min more), then the hostile reference's modes, rates and costs among them (about
+# 13 min). Each probe prints its
 # counts; ends with "soak: N runs, N failed".
 set -u
 cd "$(dirname "$0")/.."
@@ -102,8 +103,8 @@ hostile() { # MONOTONIC_REFERENCE(0|1) VARS...
 	vars=("$@")
 	runs=$((runs + 1))
 	local out status
-	out=$(timeout 60 env TSCSHIM_CACHE="$cache/c" "${vars[@]}" LD_PRELOAD="$shim $refclock" "$hostile" 20 4 1000 5000 \
-		"${reference[@]}")
+	out=$(timeout 60 env TSCSHIM_CACHE="$cache/c" "${vars[@]}" LD_PRELOAD="$shim $refclock" "$hostile" 20 4 \
+		"${HOSTILE_LIMIT:-1000}" "${HOSTILE_SETTLE_US:-5000}" "${reference[@]}")
 	status=$?
 	echo "# ${vars[*]}"
 	# The first lines of a broken promise, then the counts.
@@ -128,5 +129,17 @@ hostile 0 TSCTEST_STEP_EVERY_MS=500 TSCTEST_STEP_NS=-5000 TSCTEST_CLOCKS=boottim
 hostile 0 TSCTEST_STEP_EVERY_MS=100 TSCTEST_STEP_NS=-50000 TSCTEST_CLOCKS=realtime
 hostile 1 TSCTEST_SLOW_ONE_IN=10 TSCTEST_SLOW_NS=50000
 hostile 1 TSCTEST_SYSCALL=1 TSCTEST_FAIL_ONE_IN=5 TSCTEST_SLOW_ONE_IN=100
+# A kernel clock whose rate changes against the counter (a migrated guest, a hard slew),
+# from 100 ppm to 4.8 % both ways, checked from the change on against the bound plus
+# |change| x 1.25 ms (twice the design's interval, for a loaded machine); a wobble; a
+# rate that keeps changing, then settles; calls that cost 1 and 4 us each.
+for ppm in 100 -100 2000 -2000 10000 -10000 48000 -48000; do
+	HOSTILE_LIMIT=$((1000 + ${ppm#-} * 1250 / 1000)) HOSTILE_SETTLE_US=0 \
+		hostile 1 TSCTEST_RATE_PPM=$ppm TSCTEST_AFTER_MS=2000
+done
+HOSTILE_LIMIT=26000 HOSTILE_SETTLE_US=0 hostile 1 TSCTEST_RATE_PPM=20000 TSCTEST_WOBBLE_MS=3
+HOSTILE_LIMIT=61000 HOSTILE_SETTLE_US=0 hostile 1 TSCTEST_RATE_PPM=48000 TSCTEST_WOBBLE_MS=2 TSCTEST_WOBBLE_FOR_MS=5000
+HOSTILE_LIMIT=20000 hostile 1 TSCSHIM_MAX_ERROR_NS=20000 TSCTEST_COST_NS=1000 TSCTEST_FAIL_ONE_IN=5
+HOSTILE_LIMIT=20000 hostile 1 TSCSHIM_MAX_ERROR_NS=20000 TSCTEST_COST_NS=4000 TSCTEST_FREEZE_EVERY_MS=1000 TSCTEST_FREEZE_MS=50
 echo "soak: $runs runs, $failed failed"
 [ "$failed" -eq 0 ]

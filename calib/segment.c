@@ -583,7 +583,9 @@ static enum track_course track_course(const struct plan_inputs *in, struct line 
 		 * have to step back. Where the kernel went below its own last reading, that step
 		 * back is its own: the stopped clock passes it through rather than stand still
 		 * for the whole step. */
-		h->went_back = h->last_at && a->ns[k] < h->last_ns;
+		/* Below it by more than the bound: a frozen clock's readings, each brought to
+		 * its anchor's counter value on the slope, differ by a little either way. */
+		h->went_back = h->last_at && a->ns[k] + cfg->bound_ns < h->last_ns;
 		*cause = TRACK_BEHIND;
 		return COURSE_STOPPED;
 	}
@@ -738,6 +740,12 @@ void segment_plan(const struct plan_inputs *in, struct plan *out)
 		if (magnitude > out->largest_error_ns)
 			out->largest_error_ns = magnitude;
 	}
+	/* The counter's rate against the hardware moves both families alike (a migration);
+	 * NTP slews MONOTONIC alone. So MONOTONIC_RAW changes rate only with MONOTONIC: one
+	 * that moves alone was frozen, stepped or slowed by something else (a freeze's start
+	 * looks like a slow rate), and a rate taken from it would outlive the fault. */
+	if (family_change[FAMILY_RAW] != family_change[FAMILY_MONOTONIC])
+		family_change[FAMILY_RAW] = 0;
 	for (int f = 0; f < 2; f++)
 		if (family_change[f] == 1 || family_change[f] == -1)
 			out->rate_changed |= 1u << f;

@@ -66,7 +66,7 @@ static bool started ON_LOAD_PAGE; /* a first line was published and not closed (
 static uint64_t kernel_read_step_ns ON_LOAD_PAGE; /* a kernel read raises the floor by at least this much */
 static uint32_t served_at_start ON_LOAD_PAGE; /* bit per track the first line opened */
 /* Per stopped track, the most its kernel clock read while its reads were held (0: none):
- * a kernel below that went back itself, and passes through. */
+ * a kernel below that by more than the bound went back itself, and passes through. */
 static _Atomic uint64_t held_kernel_most[TRACKS];
 /* Bit per served clock that passes through, stopped, its kernel past all it handed out:
  * until pass_until[clock] (the counter value its next try to serve again is due), its
@@ -751,7 +751,7 @@ static int stopped_read(unsigned clock, const struct line *l, uint64_t t, struct
 		return 1;
 	}
 	if ((cause == TRACK_BEHIND && h->went_back) ||
-	    kernel < atomic_load_explicit(&held_kernel_most[clock], memory_order_relaxed)) {
+	    kernel + plan_cfg.bound_ns < atomic_load_explicit(&held_kernel_most[clock], memory_order_relaxed)) {
 		pass_through_stopped(clock, cause, h->retry_at);
 		*ts = now;
 		return 1;

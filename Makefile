@@ -24,7 +24,8 @@ LIBDIR_FROM_BINDIR := $(shell realpath -m --relative-to=$(BINDIR) $(LIBDIR))
 
 B := build
 CALIB_SRC := $(wildcard calib/*.c)
-CLI_SRC   := $(wildcard cli/*.c)
+# cli/: what the subcommands share, and a wing of its own for each large one (cli/ab/, ...).
+CLI_SRC   := $(wildcard cli/*.c cli/*/*.c)
 SHIM_SRC  := $(wildcard shim/*.c)
 TEST_SRC  := $(wildcard test/test_*.c)
 CALIB_OBJ := $(CALIB_SRC:%.c=$(B)/%.o)
@@ -45,9 +46,11 @@ endif
 
 all: $(TARGETS)
 
-$(B)/%.o: %.c $(wildcard calib/*.h include/*.h cli/*.h shim/*.h)
+$(B)/%.o: %.c $(wildcard calib/*.h include/*.h cli/*.h cli/*/*.h shim/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
+# A wing's files include what the subcommands share (cli/util.h, ...) by its bare name.
+$(CLI_OBJ): ALL_CFLAGS += -Icli
 
 $(B)/libtsccalib.a: $(CALIB_OBJ)
 	rm -f $@
@@ -118,7 +121,7 @@ $(SHIM_UNIT_TESTS): $(B)/test/test_%: test/test_%.c test/unit.h $(B)/shim/%.o $(
 	$(CC) $(ALL_CFLAGS) -Ishim $< $(B)/shim/$*.o $(B)/libtsccalib.a -o $@ $(LDLIBS)
 
 # ab's pure modules, unit-tested without the rest of the command.
-AB_PURE_OBJ := $(B)/cli/ab_stats.o $(B)/cli/ab_variant.o $(B)/cli/ab_metric.o $(B)/cli/samples.o
+AB_PURE_OBJ := $(B)/cli/ab/ab_stats.o $(B)/cli/ab/ab_variant.o $(B)/cli/ab/ab_metric.o $(B)/cli/samples.o
 # The hot path over synthetic lines: shim/line.h with the test's own globals.
 $(B)/test/test_hot_path: test/test_hot_path.c test/unit.h $(wildcard shim/*.h) $(B)/libtsccalib.a
 	@mkdir -p $(dir $@)
@@ -134,13 +137,13 @@ $(B)/test/test_build_id_fixed: test/test_build_id.c test/unit.h shim/build_id.c 
 
 $(B)/test/test_ab_stats: test/test_ab_stats.c test/unit.h $(AB_PURE_OBJ) $(B)/libtsccalib.a
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Icli $< $(AB_PURE_OBJ) $(B)/libtsccalib.a -o $@ $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) -Icli/ab -Icli $< $(AB_PURE_OBJ) $(B)/libtsccalib.a -o $@ $(LDLIBS)
 
-# ps's pure modules (cli/ps.h), unit-tested on made-up processes without the rest of the command.
-PS_PURE_OBJ := $(B)/cli/ps_image.o $(B)/cli/ps_reason.o $(B)/cli/ps_report.o
+# ps's pure modules (cli/ps/ps.h), unit-tested on made-up processes without the rest of the command.
+PS_PURE_OBJ := $(B)/cli/ps/ps_image.o $(B)/cli/ps/ps_reason.o $(B)/cli/ps/ps_report.o
 $(B)/test/test_ps: test/test_ps.c test/unit.h $(PS_PURE_OBJ) $(B)/libtsccalib.a
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Icli $< $(PS_PURE_OBJ) $(B)/libtsccalib.a -o $@ $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) -Icli/ps -Icli $< $(PS_PURE_OBJ) $(B)/libtsccalib.a -o $@ $(LDLIBS)
 
 # The floor (cli/floor.c) in a program of its own.
 $(B)/test/test_floor: test/test_floor.c test/unit.h cli/floor.h $(B)/cli/floor.o $(B)/cli/samples.o $(B)/libtsccalib.a

@@ -1,6 +1,6 @@
 /* The line TSCSHIM_STATS writes at exit, one per process:
  *   tscshim stats pid=N active=A monotonic=SERVED/TOTAL ... other=SERVED/TOTAL resyncs=N ...
- * The shim writes it (shim/stats.c) and `tscshim ab` sums it (cli/ab_tsc.c); both spell
+ * The shim writes it (shim/stats.c) and `tscshim ab` sums it (cli/ab/ab_tsc.c); both spell
  * the prefix and the clocks' fields from here, so that a clock added to clock_table is
  * written and read alike. */
 #ifndef CALIB_STATS_LINE_H

@@ -1,3 +1,5 @@
+/* The floor (floor.h): the shim's read less its line, one reader per read plan, timed
+ * as the shim times its own path; the plan it reads with, and the read form it renews. */
 #include "floor.h"
 #include "samples.h"
 

@@ -1,6 +1,5 @@
 /* The `tscshim` command: one program, one subcommand per job. */
 #include "cli.h"
-#include "bench.h"
 #include "shim_status.h"
 
 #include "tscshim.h"

@@ -1,3 +1,4 @@
+/* Samples of a measurement (samples.h): sorting, nearest-rank quantiles, the median. */
 #include "samples.h"
 
 #include <stdlib.h>

@@ -1,3 +1,5 @@
+/* The shim's status in a process as one line (shim_status.h): asked of the shim loaded
+ * here, written, read back; and tscshim __ab-decision, which prints it. */
 #define _GNU_SOURCE
 #include "shim_status.h"
 #include "cli.h"

@@ -38,13 +38,14 @@ violation() {
 	violations=$((violations + 1))
 }
 
-# What every file of shim/, calib/ and cli/ includes, directly or through other headers,
-# as "file header" lines, from one run of gcc (names it could not resolve stay bare and
-# are passed over: `make` reports those). Each rule's first prerequisite is its file.
+# What every file of shim/, calib/ and cli/ (its wings too: cli/ab/, ...) includes,
+# directly or through other headers, as "file header" lines, from one run of gcc (names it
+# could not resolve stay bare and are passed over: `make` reports those). Each rule's first
+# prerequisite is its file.
 includes=$(mktemp)
 shim_symbols=$(mktemp)
 trap 'rm -f "$includes" "$shim_symbols"' EXIT
-sources=(shim/*.[ch] calib/*.[ch] cli/*.[ch])
+sources=(shim/*.[ch] calib/*.[ch] cli/*.[ch] cli/*/*.[ch])
 gcc -MM -MG "${include_flags[@]}" -x c "${sources[@]}" 2>/dev/null | awk '
 	# "cli/../shim/a.h" is shim/a.h.
 	function normal(path,   n, part, k, i, out) {
@@ -66,10 +67,12 @@ gcc -MM -MG "${include_flags[@]}" -x c "${sources[@]}" 2>/dev/null | awk '
 	}' | sort -u >"$includes"
 [ -s "$includes" ] || { echo "check-layers: gcc -MM listed no includes" >&2; exit 2; }
 
-# Objects in BUILD/DIR with a source in DIR, and that source: "object source" lines.
+# Objects in BUILD/DIR and its folders (cli/ab/, ...) with a source in DIR, and that source:
+# "object source" lines.
 objects() { # DIR
-	for object in "$build/$1"/*.o; do
-		local source=$1/$(basename "${object%.o}").c
+	for object in "$build/$1"/*.o "$build/$1"/*/*.o; do
+		local source=${object#"$build/"}
+		source=${source%.o}.c
 		[ -e "$object" ] && [ -e "$source" ] && echo "$object $source"
 	done
 }

@@ -1,4 +1,4 @@
-/* tscshim ps's pure parts (cli/ps_image.c, ps_reason.c, ps_report.c) on made-up input: a
+/* tscshim ps's pure parts (cli/ps/ps_image.c, ps_reason.c, ps_report.c) on made-up input: a
  * maps line, the shim's names, an image with its notes and block in a made-up process
  * memory (and blocks of other layouts, bad ones and reads that fail), the reasons' keys,
  * and the three outputs. */

@@ -83,8 +83,7 @@ int bench_run_variant(int variant, const struct bench_work *w, bench_emit_fn *em
  * unfenced, the floor's line (bench_floor_write): its cells follow the shim's. */
 void bench_write_cell(FILE *out, int variant, int clock, int thread, const struct bench_cell *c);
 
-/* The worker (tscshim __bench-worker): the hidden subcommand the child runs. */
-int command_bench_worker(int argc, char **argv);
+/* The worker's subcommand, command_bench_worker(), is declared with the others (cli.h). */
 
 /* Ticks to ns for batch timing: the shim's calibrated rate when it is loaded, else a short
  * calibration. Returns 0 or -1. */
@@ -110,8 +109,6 @@ int bench_find_library(const char *explicit_path);
  * floor_path (NULL: libtscshim-floor.so beside the library), over `rounds` rounds. */
 int bench_startup_with(const char *floor_path, int rounds);
 int bench_startup(const char *library, const char *floor_path, int rounds);
-/* `tscshim __due-read`: the read that decides, timed from inside a process under the shim. */
-int command_due_read(void);
 /* Starts `tscshim __bench-worker ARGS...` with the shim preloaded, set up as `child` says
  * (-1: the user's settings, serving forced), its stdout on *out. Returns 0, or -1 after
  * one line. */

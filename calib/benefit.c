@@ -1,3 +1,4 @@
+/* Whether reading the counter pays (calib/benefit.h): pure judgements of measured costs. */
 #include "benefit.h"
 
 #include <math.h>

@@ -3,6 +3,7 @@
  * return (segment_resume), and the read forms a published line carries (line_seal). Its
  * invariants are stated in segment.h; shim/clock.c publishes what is planned here. */
 #include "segment.h"
+#include "absdiff.h"
 
 #include <string.h>
 
@@ -200,7 +201,7 @@ bool reading_is_good(const struct clock_reading *r, uint64_t at, const struct re
 	if (!r->ok || r->after < r->before || r->after - r->before > limits->widest_ticks)
 		return false;
 	uint64_t middle = r->before + (r->after - r->before) / 2;
-	return at == 0 || (middle > at ? middle - at : at - middle) <= limits->farthest_ticks;
+	return at == 0 || abs_diff_u64(middle, at) <= limits->farthest_ticks;
 }
 
 static uint64_t reading_middle(const struct clock_reading *r)
@@ -480,7 +481,7 @@ static bool lone_reading_disagrees(const struct plan_inputs *in, int k)
 {
 	const struct anchor *a = in->anchor;
 	int64_t error = (int64_t)(line_value(in->old, k, a->at[k]) - a->ns[k]);
-	uint64_t magnitude = error < 0 ? (uint64_t)-error : (uint64_t)error;
+	uint64_t magnitude = magnitude_i64(error);
 	return magnitude > in->cfg->bound_ns + a->width_ns[k] / 2;
 }
 
@@ -734,7 +735,7 @@ void segment_plan(const struct plan_inputs *in, struct plan *out)
 			int sign = !rate_changed ? 0 : error > 0 ? -1 : 1;
 			family_change[f] = family_change[f] == 2 || family_change[f] == sign ? sign : 0;
 		}
-		uint64_t magnitude = error < 0 ? (uint64_t)-error : (uint64_t)error;
+		uint64_t magnitude = magnitude_i64(error);
 		if (magnitude > out->largest_error_ns)
 			out->largest_error_ns = magnitude;
 	}
@@ -845,7 +846,7 @@ void segment_resume(const struct plan_inputs *in, struct plan *out)
 		have[f] = rate_since_last(&old->health[k], a, k, &rate[f]);
 		double before = (double)old->rate.probe_q62[f] / Q62;
 		bool agrees = have[f] && old->rate.probe_q62[f] &&
-			      (rate[f] > before ? rate[f] - before : before - rate[f]) <= before * cfg->max_rate_deviation / 2 &&
+			      abs_diff_double(rate[f], before) <= before * cfg->max_rate_deviation / 2 &&
 			      rate[f] > cfg->calibrated_ns_per_tick * (1 - 4 * cfg->rate_change_most) &&
 			      rate[f] < cfg->calibrated_ns_per_tick * (1 + 4 * cfg->rate_change_most);
 		/* MONOTONIC_RAW's rate unknown: MONOTONIC's at the ratio the line last had. */

@@ -19,6 +19,7 @@
  * them in the per-user cache. */
 #define _GNU_SOURCE
 #include "decision.h"
+#include "absdiff.h"
 #include "load_page.h"
 
 #include "clock.h"
@@ -302,7 +303,7 @@ static const struct cache_costs *costs_of_kernel_now(struct decision *d, const s
 	uint64_t best_apart = UINT64_MAX;
 	for (int i = 0; !d->clocksource_read && i < n; i++) {
 		struct cost_ps then = {.kernel = sets[i]->kernel_ps, .syscall = sets[i]->syscall_ps};
-		uint64_t apart = now > then.kernel ? now - then.kernel : then.kernel - now;
+		uint64_t apart = abs_diff_u64(now, then.kernel);
 		if (benefit_kernel_cost_agrees((double)now, (double)then.kernel) && cost_still_applies(now, &then) &&
 		    apart < best_apart) {
 			best = sets[i];
@@ -587,7 +588,7 @@ static bool measured_now(struct decision *d, const struct counter_identity *id, 
 static void write_to_cache(const struct decision *d, bool costs_now)
 {
 	uint64_t a = d->record.boot_wall_ns, b = d->key.boot_wall_ns;
-	bool copy = d->source == TSCSHIM_SOURCE_SYSTEM_RECORD && (a > b ? a - b : b - a) > CACHE_BOOT_WALL_SLACK_NS;
+	bool copy = d->source == TSCSHIM_SOURCE_SYSTEM_RECORD && abs_diff_u64(a, b) > CACHE_BOOT_WALL_SLACK_NS;
 	if (!d->cache_path || !(d->source == TSCSHIM_SOURCE_MEASURED || (costs_now && d->source != TSCSHIM_SOURCE_NONE) ||
 				copy))
 		return;

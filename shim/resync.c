@@ -8,6 +8,7 @@
  * reads no clock for a caller: the reads past a line's end are shim/slow_path.c's. */
 #define _GNU_SOURCE
 #include "resync.h"
+#include "absdiff.h"
 
 #include "anchor.h"
 #include "say.h"
@@ -71,7 +72,7 @@ static void note_resumes(const struct line *published, uint32_t resumed)
 static void count_plan(const struct plan *p)
 {
 	if (p->error_measured) {
-		uint64_t magnitude = p->error_ns < 0 ? (uint64_t)-p->error_ns : (uint64_t)p->error_ns;
+		uint64_t magnitude = magnitude_i64(p->error_ns);
 		atomic_max(&clock_tally.largest_error_ns, magnitude);
 	}
 	if (p->outcome == PLAN_REANCHOR)

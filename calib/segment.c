@@ -312,7 +312,28 @@ static bool anchor_has(const struct anchor *a, int k)
  *  - rate_change_most: 1/16, the slope's own limit (plan_track): a migrated guest's TSC
  *    at another rate without scaling (steps of ~4.8 % reported), a hard slew;
  *  - retries: a stopped clock is measured again after 4 lives (three tries see a steady
- *    rate within 14 lives, 7 ms), the back-off doubling up to a second. */
+ *    rate within 14 lives, 7 ms), the back-off doubling up to a second;
+ *  - readings: an anchor takes up to 8 readings of a clock (the stack's room), a routine
+ *    re-synchronization wants 3 good ones (their median holds against one out of order),
+ *    and 7 where a reading out of order would do lasting harm: a first line (which also
+ *    wants a view of the noise), a lapsed line re-anchored on the kernel's values
+ *    outright, a fault or a large correction before it is acted on, a resumption;
+ *  - anchor_retakes: an anchor missing a clock is taken again twice: a preemption at the
+ *    wrong moment goes, a clock that fails stays (and a first line is not held long);
+ *  - write_attempts: a read past a line's end tries 4 writes (or recoveries) before it
+ *    reads the kernel or passes through: others' publications end the loop, not it;
+ *  - publish_attempts: 16 tries to absorb floors raised by kernel reads meanwhile; a
+ *    crowd that outruns that drops the write, which the next reader makes again;
+ *  - anchor_widest_ns: a reading slower than twice the bound cannot place its clock
+ *    within the bound;
+ *  - anchor_farthest_ns: a reading brought back to the anchor from further than 1/16 of
+ *    the bound at the largest rate error allowed (62 us at the default bound; a reading
+ *    after a preemption) could look like noise;
+ *  - kernel_read_step_ns: reads past a hard end raise the floor by steps of a sixteenth
+ *    of the bound, so that a crowd of them does not keep a writer from publishing;
+ *  - hold_across_fork_ns: a fork child whose kernel clock is a second or more below a
+ *    stopped clock's hold (a time namespace moved it back, or it was stepped back) would
+ *    stand still that long if held: the clock passes through in the child. */
 bool plan_config_derive(struct plan_config *cfg, const struct plan_bounds *in)
 {
 	*cfg = (struct plan_config){0};
@@ -336,6 +357,16 @@ bool plan_config_derive(struct plan_config *cfg, const struct plan_bounds *in)
 	cfg->retry_first_ticks = 4 * cfg->life_ticks;
 	uint64_t second = (uint64_t)(1e9 / in->ns_per_tick);
 	cfg->retry_most_ticks = second > cfg->retry_first_ticks ? second : cfg->retry_first_ticks;
+	cfg->readings_most = ANCHOR_READINGS_ROOM;
+	cfg->resync_readings = 3;
+	cfg->full_readings = 7;
+	cfg->anchor_retakes = 2;
+	cfg->write_attempts = 4;
+	cfg->publish_attempts = 16;
+	cfg->anchor_widest_ns = 2 * in->bound_ns;
+	cfg->anchor_farthest_ns = (double)in->bound_ns / 16 / cfg->max_rate_deviation;
+	cfg->kernel_read_step_ns = in->bound_ns / 16;
+	cfg->hold_across_fork_ns = 1000000000;
 	return true;
 }
 

@@ -42,23 +42,21 @@ void take_anchor(struct anchor *a, int tries, int want, const struct line *line)
 {
 	const double tick = plan_cfg.calibrated_ns_per_tick;
 	uint64_t narrow_ticks = (uint64_t)((double)plan_cfg.narrow_ns / tick);
-	/* A reading slower than twice the bound cannot place the clock within it. One
-	 * brought back to the anchor from further than 1/16 of the bound at the largest rate
-	 * error allowed (max_rate_deviation: 62 us at the default bound; a reading after a
-	 * preemption) could look like noise. */
+	/* How slow a reading may be, and how far from the anchor it may be brought
+	 * (plan_config_derive says why each). */
 	const struct reading_limits limits = {
-		.widest_ticks = (uint64_t)((double)(2 * plan_cfg.bound_ns) / tick),
-		.farthest_ticks = (uint64_t)((double)plan_cfg.bound_ns / 16 / plan_cfg.max_rate_deviation / tick),
+		.widest_ticks = (uint64_t)((double)plan_cfg.anchor_widest_ns / tick),
+		.farthest_ticks = (uint64_t)(plan_cfg.anchor_farthest_ns / tick),
 	};
 	*a = (struct anchor){0};
 	for (int k = 0; k < TRACKS; k++) {
 		struct reading_limits own = limits;
 		own.ns_per_tick = line ? line_rate(line, clock_table[k].family) : tick;
-		struct clock_reading r[READINGS_MOST];
+		struct clock_reading r[ANCHOR_READINGS_ROOM];
 		int n = 0, good = 0, calls = 0;
 		uint64_t first_good = 0;
 		bool narrow = false;
-		while (n < tries && n < READINGS_MOST && (good < want || !narrow)) {
+		while (n < tries && n < ANCHOR_READINGS_ROOM && (good < want || !narrow)) {
 			r[n] = read_clock(clock_table[k].id);
 			calls++;
 			if (good && calls <= 2 * tries && reading_is_good(&r[n], 0, &own) &&

@@ -9,9 +9,6 @@
 
 #include <stdbool.h>
 
-/* The most readings one clock's share of an anchor takes. */
-enum { READINGS_MOST = 8 };
-
 #pragma GCC visibility push(hidden)
 void take_anchor(struct anchor *a, int tries, int want, const struct line *line);
 #pragma GCC visibility pop

@@ -67,8 +67,6 @@ int clock_start(const struct line_setup *setup, const char **err)
 		*err = "the re-synchronization interval rounds to zero ticks";
 		return -1;
 	}
-	/* Kernel reads past a hard end raise the floor by steps of a sixteenth of the bound. */
-	kernel_read_step_ns = setup->max_error_ns / 16;
 
 	enum track_stop why;
 	uint32_t serving;

@@ -13,7 +13,6 @@ struct plan_config plan_cfg ON_LOAD_PAGE;
 struct cpu_mask covered ON_LOAD_PAGE; /* the CPUs the verdict compared */
 bool covers_every_cpu ON_LOAD_PAGE; /* covered holds every possible CPU: never left */
 bool started ON_LOAD_PAGE; /* a first line was published and not closed (a fork child inherits it) */
-uint64_t kernel_read_step_ns ON_LOAD_PAGE; /* a kernel read raises the floor by at least this much */
 uint32_t served_at_start ON_LOAD_PAGE; /* bit per track the first line opened */
 /* Per stopped track, the most its kernel clock read while its reads were held (0: none):
  * a kernel below that went back itself, and passes through. */

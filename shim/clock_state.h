@@ -22,7 +22,6 @@ extern struct plan_config plan_cfg;
 extern struct cpu_mask covered;        /* the CPUs the verdict compared */
 extern bool covers_every_cpu;          /* covered holds every possible CPU: never left */
 extern bool started;                   /* a first line was published and not closed */
-extern uint64_t kernel_read_step_ns;   /* a kernel read raises the floor by at least this */
 extern uint32_t served_at_start;       /* bit per track the first line opened */
 extern _Atomic uint64_t held_kernel_most[TRACKS]; /* per stopped track, its kernel's most while held */
 extern _Atomic uint32_t passing;       /* bit per stopped clock passing at the slow path's first test */

@@ -108,7 +108,7 @@ enum write_result publish(uint64_t expected[2], struct line *next, uint32_t floo
 	 * publication that superseded this slot, and discards its copy. */
 	atomic_thread_fence(memory_order_release);
 	enum write_result result = WRITE_LOST;
-	for (int attempt = 0; attempt < 16; attempt++) {
+	for (int attempt = 0; attempt < plan_cfg.publish_attempts; attempt++) {
 		store_slot(s, next);
 		uint64_t state = ((expected[0] & ~(uint64_t)(LINE_SLOTS - 1)) + STATE_VERSION_STEP) | (unsigned)s;
 		uint64_t floor = expected[1];

@@ -18,10 +18,6 @@
 
 #include <stdatomic.h>
 
-/* How far below a stopped clock's hold a fork child's kernel clock may be, and the child
- * still hold it (recover). */
-#define HOLD_ACROSS_FORK_NS 1000000000ull
-
 /* Says, once, which clocks a publication stopped and why: in the counters that
  * tscshim_status reads, and in one verbose line. */
 static void note_stops(const struct line *published)
@@ -104,7 +100,7 @@ __attribute__((noinline)) enum write_result resume_line(uint64_t w, const struct
 {
 	uint64_t expected[2] = {w, __atomic_load_n(&wiped.floor, __ATOMIC_ACQUIRE)};
 	struct anchor a;
-	take_anchor(&a, READINGS_MOST, 7, old);
+	take_anchor(&a, plan_cfg.readings_most, plan_cfg.full_readings, old);
 	struct plan_inputs in = {.old = old, .anchor = &a, .now = now, .cfg = &plan_cfg};
 	struct plan plan;
 	segment_resume(&in, &plan);
@@ -128,15 +124,15 @@ static enum write_result resync(uint64_t w, const struct line *old, uint64_t now
 {
 	uint64_t expected[2] = {w, __atomic_load_n(&wiped.floor, __ATOMIC_ACQUIRE)};
 	struct anchor a;
-	/* Three good readings of each clock (more if none was narrow): their median holds
-	 * against one out of order. A lapsed line is re-anchored on the kernel's values
-	 * outright, so it takes seven, as does a fault before it is acted on (below). */
+	/* resync_readings good readings of each clock (more if none was narrow): their median
+	 * holds against one out of order. A lapsed line is re-anchored on the kernel's values
+	 * outright, so it takes full_readings, as does a fault before it is acted on (below). */
 	bool lapsed = now >= old->cur.until;
-	take_anchor(&a, READINGS_MOST, lapsed ? 7 : 3, old);
+	take_anchor(&a, plan_cfg.readings_most, lapsed ? plan_cfg.full_readings : plan_cfg.resync_readings, old);
 	/* A lapsed line cannot place a clock it has no reading of (it stops): taken again,
-	 * twice at most, where a clock it serves has none. */
-	for (int attempt = 0; lapsed && attempt < 2 && !anchor_reads_served(&a, old); attempt++)
-		take_anchor(&a, READINGS_MOST, 7, old);
+	 * anchor_retakes times at most, where a clock it serves has none. */
+	for (int attempt = 0; lapsed && attempt < plan_cfg.anchor_retakes && !anchor_reads_served(&a, old); attempt++)
+		take_anchor(&a, plan_cfg.readings_most, plan_cfg.full_readings, old);
 	TEST_POINT(TEST_POINT_ANCHORED);
 	struct plan_inputs in = {.old = old, .anchor = &a, .now = now, .cfg = &plan_cfg};
 	struct plan plan;
@@ -146,7 +142,7 @@ static enum write_result resync(uint64_t w, const struct line *old, uint64_t now
 		/* A fault, or a correction of over half the bound, is acted on only when a
 		 * second, larger set of readings shows it too: two readings of three out of
 		 * order would otherwise step a clock, stop it, or pull it off by their age. */
-		take_anchor(&a, READINGS_MOST, 7, old);
+		take_anchor(&a, plan_cfg.readings_most, plan_cfg.full_readings, old);
 		segment_plan(&in, &plan);
 	}
 	if (plan.outcome == PLAN_NO_ANCHOR)
@@ -211,13 +207,13 @@ enum write_result recover(bool signals_blocked, enum track_stop *why, uint32_t *
 		have_parent = true;
 	}
 	struct anchor a;
-	/* A first line wants a narrow bracket and a view of the noise: seven readings a clock
+	/* A first line wants a narrow bracket and a view of the noise: full_readings a clock
 	 * (a child's, on its parent's rates). A clock missing from it would never serve, so
-	 * it is taken again, twice at most, where one has no good reading: a preemption at
-	 * the wrong moment goes, a clock that fails stays. */
-	for (int attempt = 0; attempt < 3; attempt++) {
-		take_anchor(&a, READINGS_MOST, 7, have_parent ? &parent : NULL);
-		if (anchor_complete(&a))
+	 * it is taken again, anchor_retakes times at most, where one has no good reading: a
+	 * preemption at the wrong moment goes, a clock that fails stays. */
+	for (int attempt = 0;; attempt++) {
+		take_anchor(&a, plan_cfg.readings_most, plan_cfg.full_readings, have_parent ? &parent : NULL);
+		if (anchor_complete(&a) || attempt >= plan_cfg.anchor_retakes)
 			break;
 	}
 	TEST_POINT(TEST_POINT_ANCHORED);
@@ -246,13 +242,13 @@ enum write_result recover(bool signals_blocked, enum track_stop *why, uint32_t *
 				next->health[k] = (struct track_health){.stopped = parent.health[k].stopped};
 	}
 	/* A stopped clock's hold is its parent's: where the child's kernel clock is below it
-	 * by more than a second (a time namespace moved it back, or it was stepped back),
-	 * holding would stand still for the whole way: that clock passes through in the
-	 * child. (A kernel clock frozen for less is held, as in the parent; one that runs on
+	 * by more than hold_across_fork_ns (a second; a time namespace moved it back, or it
+	 * was stepped back), holding would stand still for the whole way: that clock passes
+	 * through in the child. (A kernel clock frozen for less is held, as in the parent; one that runs on
 	 * below the hold passes through at its first reads anyway: stopped_read.) */
 	for (int k = 0; have_parent && k < TRACKS; k++)
 		if (!track_serves(next, k) && (a.valid & (1u << k)) &&
-		    a.ns[k] + HOLD_ACROSS_FORK_NS < track_hold(next, k, a.at[k]))
+		    a.ns[k] + plan_cfg.hold_across_fork_ns < track_hold(next, k, a.at[k]))
 			__atomic_store_n(&clock_config.served_index[clock_table[k].id], 0, __ATOMIC_RELEASE);
 	/* The floor half of the pair is 0 here (wiped); a continued line carries its
 	 * parent's floor in its bases instead. */

@@ -54,7 +54,7 @@ static bool kernel_monotonic_now(uint64_t *ns)
 
 /* Past the hard end of line `l` (state w), with no turn to write: the kernel's clock,
  * never below the line's end or the floor (a wall clock: passed through). It moves the floor only by steps of at least
- * kernel_read_step_ns, so that a crowd of readers here does not keep a writer from
+ * plan_cfg.kernel_read_step_ns, so that a crowd of readers here does not keep a writer from
  * publishing; in between it stands still, for at most the line's lead on the kernel
  * plus one step. KERNEL_READ_RETRY: the state changed, read the new line;
  * KERNEL_READ_PASS: a wall clock (never held: past the hard end it is the kernel's own,
@@ -70,7 +70,7 @@ static enum kernel_read_result kernel_read(unsigned clock, uint64_t w, const str
 	uint64_t end = segment_value(&l->cur, SERVED_MONOTONIC, l->cur.until);
 	uint64_t held = end > expected[1] ? end : expected[1];
 	uint64_t value = held;
-	if (kernel >= held + kernel_read_step_ns) {
+	if (kernel >= held + plan_cfg.kernel_read_step_ns) {
 		TEST_POINT(TEST_POINT_KERNEL_READ);
 		/* Committed before it is handed out: a writer that read the older floor
 		 * fails its compare-and-swap and takes this one into account. */
@@ -158,8 +158,9 @@ static int stopped_read(unsigned clock, const struct line *l, uint64_t t, struct
 	return 1;
 }
 
-enum { WRITE_ATTEMPTS = 4 };
-
+/* plan_cfg.write_attempts is loaded where it is compared (LOAD), not kept in a register
+ * across the loop: kept, it cost this frame 16 bytes of the caller's stack
+ * (test/stack-usage.py). */
 int clock_read_slow(unsigned clock, struct timespec *ts)
 {
 	/* A stopped clock past its hold: through, until its next try is due. */
@@ -180,7 +181,7 @@ int clock_read_slow(unsigned clock, struct timespec *ts)
 			/* No line: a fork child's first read (or one racing it). A recovery that
 			 * found no good reading is not tried again for 1/8 of a life (the writer's
 			 * token, unused before a first line): meanwhile reads pass through. */
-			if (attempt >= WRITE_ATTEMPTS || atomic_load_explicit(&wiped.writer_token, memory_order_relaxed) > t)
+			if (attempt >= LOAD(plan_cfg.write_attempts) || atomic_load_explicit(&wiped.writer_token, memory_order_relaxed) > t)
 				return 0;
 			enum track_stop why;
 			uint32_t serving;
@@ -209,7 +210,7 @@ int clock_read_slow(unsigned clock, struct timespec *ts)
 			ns_to_timespec(line_value(&l, (int)clock, t), ts);
 			return 1;
 		}
-		if (attempt < WRITE_ATTEMPTS && take_turn(t, &mine)) {
+		if (attempt < LOAD(plan_cfg.write_attempts) && take_turn(t, &mine)) {
 			enum write_result r = write_turn(w, &l, t, mine);
 			if (r == WRITE_PUBLISHED || r == WRITE_LOST)
 				continue;

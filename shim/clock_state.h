@@ -6,7 +6,7 @@
 #ifndef SHIM_CLOCK_STATE_H
 #define SHIM_CLOCK_STATE_H
 
-#include "clock.h"
+#include "clock_tally.h"
 #include "line.h"
 
 #include "segment.h"

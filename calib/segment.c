@@ -1,7 +1,8 @@
 /* The line's planning, pure: the tunables derived from the bound (plan_config_derive),
  * anchors from readings, the next segment from an anchor (segment_plan), a stopped line's
  * return (segment_resume), and the read forms a published line carries (line_seal). Its
- * invariants are stated in segment.h; shim/clock.c publishes what is planned here. */
+ * invariants are stated in segment.h; shim/resync.c publishes what is planned here
+ * (through shim/publish.c). */
 #include "segment.h"
 #include "absdiff.h"
 
@@ -212,7 +213,7 @@ static uint64_t reading_middle(const struct clock_reading *r)
 bool anchor_track_from(struct anchor *a, int k, const struct clock_reading *readings, int n,
 		       const struct reading_limits *limits)
 {
-	/* The readings of one anchor (shim/clock.c takes at most 8): on a signal's stack or
+	/* The readings of one anchor (shim/anchor.c takes at most ANCHOR_READINGS_ROOM): on a signal's stack or
 	 * the decision's small one, so kept few. */
 	enum { MOST = 12 };
 	struct good_reading good[MOST];

@@ -397,7 +397,7 @@ static inline uint32_t plan_floor_exempt(const struct plan *p)
  * The plan keeps old's current segment as the new previous one and drops old's previous
  * one, which serves the counter before that start: a caller whose anchor may lie before
  * it (a fork child continuing a line its parent had just published) takes old as it is
- * instead (shim/clock.c, recover). */
+ * instead (shim/resync.c, recover). */
 void segment_plan(const struct plan_inputs *in, struct plan *out);
 
 /* A try to serve again with a line stopped whole (line_may_resume), from an anchor at or

@@ -165,7 +165,7 @@ static inline __attribute__((always_inline)) unsigned read_plan_for(int plan_ove
  * Fenced, the counter is read after every earlier load of the thread (before or after
  * the state load, as planned): a thread that saw another's value then reads that
  * value's line or a newer one, and a counter value no older; every line is pointwise at
- * or above the one before it (shim/clock.c says why that suffices, in either order).
+ * or above the one before it (shim/publish.c says why that suffices, in either order).
  *
  * A new line's segment starts where the old one's hard end was, so for about one life
  * in two the counter is before cur.start: the prev range serves it, in line, wherever

@@ -95,7 +95,7 @@ nothing_stopped() {
 # call of the real function, whose value is not held: the caller gets the frozen
 # kernel's value, below what the clock served (held) a moment before. Seen: MONOTONIC,
 # MONOTONIC_RAW and BOOTTIME 77-356 us back, hundreds of times a second.
-# Root cause: shim/clock.c stopped_read returns 0 on a failed kernel read, and
+# Root cause: shim/slow_path.c stopped_read returns 0 on a failed kernel read, and
 # shim/interpose.c clock_gettime_slow / gettimeofday_slow then call the real function
 # again. kernel_read (KERNEL_READ_FAILED) does the same past a line's hard end.
 @test "adversary: FOUND a held clock whose kernel call fails never steps back (freeze + failures)" {
@@ -112,7 +112,7 @@ nothing_stopped() {
 # allows passing through where the kernel's own clock stepped back; the hold is needed
 # only for what the line ran ahead of a kernel that stood still since its last anchor
 # (at most about two lives plus the bound).
-# Root cause: shim/clock.c stopped_read / calib/segment.h track_hold hold without limit.
+# Root cause: shim/slow_path.c stopped_read / calib/segment.h track_hold hold without limit.
 @test "adversary: FOUND a BOOTTIME stepped back 10 ms is not held (standing still) beyond the settle window" {
 	require_reliable
 	hostile 1 -- TSCTEST_STEP_EVERY_MS=100 TSCTEST_STEP_NS=-10000000 TSCTEST_CLOCKS=boottime
@@ -126,7 +126,7 @@ nothing_stopped() {
 # (150 us here). Also seen end to end: TSCSHIM_MAX_ERROR_NS=100000 TSCTEST_JITTER_NS=5000,
 # "monotonic_raw: served a value below an earlier one by 33/81" in 1 run of 8.
 # Root cause: calib/segment.c line_apply_floor (relative_rate(next, k), not the rate the
-# kernel read used) and shim/clock.c kernel_read (RAW, BOOTTIME, REALTIME not read).
+# kernel read used) and shim/slow_path.c kernel_read (RAW, BOOTTIME, REALTIME not read).
 # (That value is MONOTONIC's progress at the last measured ratio: after a long lapse under
 # an NTP frequency change it can lie beyond the bound for the moment the new line takes to
 # publish. README's known limits say so; the unit test of that bound was dropped.)
@@ -160,7 +160,7 @@ nothing_stopped() {
 # kernel's clock per clock read: every read runs recover() twice, three anchors of up to
 # 8 readings of each clock each, with no back-off; its parent, in the same outage, makes
 # about 2 (resync's back-off of 1/8 life, then kernel_read passes through).
-# Root cause: shim/clock.c clock_read_slow (w == 0) and recover().
+# Root cause: shim/slow_path.c clock_read_slow (w == 0) and shim/resync.c recover().
 # Since: each back-off after a failed attempt is twice what the attempt cost, doubling in a
 # row, so a failing clock costs at most 2 kernel calls per read on average on any host,
 # where each call is a system call of a few microseconds too (TSCTEST_COST_NS stages it
@@ -187,7 +187,7 @@ nothing_stopped() {
 # parent's value, 100 s ahead of its own kernel clock, and would stand still for 100 s.
 # The agreement test (line_agrees) skips stopped tracks, and an inactive parent's line is
 # taken as it is.
-# Root cause: shim/clock.c recover(): `next = parent` for an inactive parent, and
+# Root cause: shim/resync.c recover(): `next = parent` for an inactive parent, and
 # continue_parent for a stopped track, with no check that the holds are this namespace's.
 @test "adversary: FOUND a fork child in a time namespace does not inherit its parent's holds" {
 	require_reliable
@@ -214,7 +214,7 @@ nothing_stopped() {
 # serving realtime: the kernel's clock fell behind the counter", stop_cause[realtime] =
 # BEHIND (REALTIME, a wall clock, is never stopped for that on its own account).
 # Root cause: calib/segment.c line_stop gives MONOTONIC's cause to every track;
-# shim/clock.c note_stops words it as the track's own.
+# shim/resync.c note_stops words it as the track's own.
 @test "adversary: FOUND a line stopped by MONOTONIC says so, not that REALTIME's clock fell behind" {
 	require_reliable
 	hostile 2 -- TSCSHIM_CLOCKS=realtime TSCTEST_CLOCKS=monotonic TSCTEST_FREEZE_EVERY_MS=100 \
@@ -275,7 +275,7 @@ nothing_stopped() {
 # the bound per run. At +/-500 ns (hostile.bats test 2, "whatever it serves is within the
 # bound") 1 run in 5 serves up to 1022 ns off. Both hostile.bats tests are flaky for it.
 # Root cause: calib/segment.c segment_first (noise_x32 = 32 * spread / 4) and
-# shim/clock.c recover() (retrying for spread); plan_track's gain (F9).
+# shim/resync.c recover() (retrying for spread); plan_track's gain (F9).
 # A noise the decision met is a statistic of a few anchors' readings: found within a few
 # re-synchronizations, which on a loaded machine take longer than 5 ms: 20 ms here.
 @test "adversary: FOUND a reference jittered by +/-1 us or +/-500 ns: never served beyond the bound" {

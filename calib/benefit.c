@@ -1,4 +1,6 @@
+/* Whether reading the counter pays (calib/benefit.h): pure judgements of measured costs. */
 #include "benefit.h"
+#include "absdiff.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -72,6 +74,6 @@ bool benefit_kernel_cost_agrees(double now_ps, double recorded_ps)
 {
 	if (!(now_ps > 0) || !(recorded_ps > 0) || !isfinite(now_ps) || !isfinite(recorded_ps))
 		return false;
-	double apart = now_ps > recorded_ps ? now_ps - recorded_ps : recorded_ps - now_ps;
+	double apart = abs_diff_double(now_ps, recorded_ps);
 	return apart * 100 <= recorded_ps * BENEFIT_KERNEL_AGREE_PCT;
 }

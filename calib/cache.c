@@ -3,6 +3,7 @@
  * before its allocator is usable: no stdio, no malloc, every loop bounded by the input. */
 #define _GNU_SOURCE
 #include "cache.h"
+#include "absdiff.h"
 
 #include "load_page.h"
 #include "raw_syscall.h"
@@ -536,7 +537,7 @@ static bool same_machine_and_boot(const struct cache_record *rec, const char *bo
  * the slack of each other. */
 static bool same_boot_wall(uint64_t a, uint64_t b)
 {
-	uint64_t apart = a > b ? a - b : b - a;
+	uint64_t apart = abs_diff_u64(a, b);
 	return a >= CACHE_BOOT_WALL_PLAUSIBLE_NS && b >= CACHE_BOOT_WALL_PLAUSIBLE_NS &&
 	       apart <= CACHE_BOOT_WALL_SLACK_NS;
 }

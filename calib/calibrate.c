@@ -1,3 +1,4 @@
+/* The counter's rate against CLOCK_MONOTONIC (calib/calibrate.h): sampling and the fit. */
 #include "calibrate.h"
 
 #include "counter.h"

@@ -1,3 +1,4 @@
+/* The table of the clocks the shim may serve (calib/clocks.h). */
 #include "clocks.h"
 
 #include "load_page.h"

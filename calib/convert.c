@@ -1,3 +1,4 @@
+/* Tick deltas to nanoseconds (calib/convert.h): building the multiply-and-shift parameters. */
 #include "convert.h"
 
 #define NS_PER_SEC_MILLI 1000000000000ull /* ns per second, times 1000 for millihertz */

@@ -1,3 +1,4 @@
+/* Strict decimal numbers (calib/decimal.h): the one parser of options, cache files and arguments. */
 #include "decimal.h"
 
 int decimal_parse_u64(const char *s, size_t len, uint64_t *out)

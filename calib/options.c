@@ -1,3 +1,4 @@
+/* Every TSCSHIM_* variable in one table, and its parsing (calib/options.h). */
 #include "options.h"
 
 #include "decimal.h"

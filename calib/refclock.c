@@ -1,3 +1,4 @@
+/* The kernel's clock as the calibration core reads it (calib/refclock.h): the pointer the shim sets. */
 #include "refclock.h"
 
 #include "kernel_clock.h"

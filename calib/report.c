@@ -1,3 +1,4 @@
+/* What `tscshim calib` found, rendered for people and as JSON (calib/report.h). */
 #include "report.h"
 
 static const char *yes_no(bool b)

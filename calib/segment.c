@@ -1,8 +1,10 @@
 /* The line's planning, pure: the tunables derived from the bound (plan_config_derive),
  * anchors from readings, the next segment from an anchor (segment_plan), a stopped line's
  * return (segment_resume), and the read forms a published line carries (line_seal). Its
- * invariants are stated in segment.h; shim/clock.c publishes what is planned here. */
+ * invariants are stated in segment.h; shim/resync.c publishes what is planned here
+ * (through shim/publish.c). */
 #include "segment.h"
+#include "absdiff.h"
 
 #include <string.h>
 
@@ -200,7 +202,7 @@ bool reading_is_good(const struct clock_reading *r, uint64_t at, const struct re
 	if (!r->ok || r->after < r->before || r->after - r->before > limits->widest_ticks)
 		return false;
 	uint64_t middle = r->before + (r->after - r->before) / 2;
-	return at == 0 || (middle > at ? middle - at : at - middle) <= limits->farthest_ticks;
+	return at == 0 || abs_diff_u64(middle, at) <= limits->farthest_ticks;
 }
 
 static uint64_t reading_middle(const struct clock_reading *r)
@@ -211,7 +213,7 @@ static uint64_t reading_middle(const struct clock_reading *r)
 bool anchor_track_from(struct anchor *a, int k, const struct clock_reading *readings, int n,
 		       const struct reading_limits *limits)
 {
-	/* The readings of one anchor (shim/clock.c takes at most 8): on a signal's stack or
+	/* The readings of one anchor (shim/anchor.c takes at most ANCHOR_READINGS_ROOM): on a signal's stack or
 	 * the decision's small one, so kept few. */
 	enum { MOST = 12 };
 	struct good_reading good[MOST];
@@ -311,7 +313,28 @@ static bool anchor_has(const struct anchor *a, int k)
  *  - rate_change_most: 1/16, the slope's own limit (plan_track): a migrated guest's TSC
  *    at another rate without scaling (steps of ~4.8 % reported), a hard slew;
  *  - retries: a stopped clock is measured again after 4 lives (three tries see a steady
- *    rate within 14 lives, 7 ms), the back-off doubling up to a second. */
+ *    rate within 14 lives, 7 ms), the back-off doubling up to a second;
+ *  - readings: an anchor takes up to 8 readings of a clock (the stack's room), a routine
+ *    re-synchronization wants 3 good ones (their median holds against one out of order),
+ *    and 7 where a reading out of order would do lasting harm: a first line (which also
+ *    wants a view of the noise), a lapsed line re-anchored on the kernel's values
+ *    outright, a fault or a large correction before it is acted on, a resumption;
+ *  - anchor_retakes: an anchor missing a clock is taken again twice: a preemption at the
+ *    wrong moment goes, a clock that fails stays (and a first line is not held long);
+ *  - write_attempts: a read past a line's end tries 4 writes (or recoveries) before it
+ *    reads the kernel or passes through: others' publications end the loop, not it;
+ *  - publish_attempts: 16 tries to absorb floors raised by kernel reads meanwhile; a
+ *    crowd that outruns that drops the write, which the next reader makes again;
+ *  - anchor_widest_ns: a reading slower than twice the bound cannot place its clock
+ *    within the bound;
+ *  - anchor_farthest_ns: a reading brought back to the anchor from further than 1/16 of
+ *    the bound at the largest rate error allowed (62 us at the default bound; a reading
+ *    after a preemption) could look like noise;
+ *  - kernel_read_step_ns: reads past a hard end raise the floor by steps of a sixteenth
+ *    of the bound, so that a crowd of them does not keep a writer from publishing;
+ *  - hold_across_fork_ns: a fork child whose kernel clock is a second or more below a
+ *    stopped clock's hold (a time namespace moved it back, or it was stepped back) would
+ *    stand still that long if held: the clock passes through in the child. */
 bool plan_config_derive(struct plan_config *cfg, const struct plan_bounds *in)
 {
 	*cfg = (struct plan_config){0};
@@ -335,6 +358,16 @@ bool plan_config_derive(struct plan_config *cfg, const struct plan_bounds *in)
 	cfg->retry_first_ticks = 4 * cfg->life_ticks;
 	uint64_t second = (uint64_t)(1e9 / in->ns_per_tick);
 	cfg->retry_most_ticks = second > cfg->retry_first_ticks ? second : cfg->retry_first_ticks;
+	cfg->readings_most = ANCHOR_READINGS_ROOM;
+	cfg->resync_readings = 3;
+	cfg->full_readings = 7;
+	cfg->anchor_retakes = 2;
+	cfg->write_attempts = 4;
+	cfg->publish_attempts = 16;
+	cfg->anchor_widest_ns = 2 * in->bound_ns;
+	cfg->anchor_farthest_ns = (double)in->bound_ns / 16 / cfg->max_rate_deviation;
+	cfg->kernel_read_step_ns = in->bound_ns / 16;
+	cfg->hold_across_fork_ns = 1000000000;
 	return true;
 }
 
@@ -480,7 +513,7 @@ static bool lone_reading_disagrees(const struct plan_inputs *in, int k)
 {
 	const struct anchor *a = in->anchor;
 	int64_t error = (int64_t)(line_value(in->old, k, a->at[k]) - a->ns[k]);
-	uint64_t magnitude = error < 0 ? (uint64_t)-error : (uint64_t)error;
+	uint64_t magnitude = magnitude_i64(error);
 	return magnitude > in->cfg->bound_ns + a->width_ns[k] / 2;
 }
 
@@ -736,7 +769,7 @@ void segment_plan(const struct plan_inputs *in, struct plan *out)
 			int sign = !rate_changed ? 0 : error > 0 ? -1 : 1;
 			family_change[f] = family_change[f] == 2 || family_change[f] == sign ? sign : 0;
 		}
-		uint64_t magnitude = error < 0 ? (uint64_t)-error : (uint64_t)error;
+		uint64_t magnitude = magnitude_i64(error);
 		if (magnitude > out->largest_error_ns)
 			out->largest_error_ns = magnitude;
 	}
@@ -853,7 +886,7 @@ void segment_resume(const struct plan_inputs *in, struct plan *out)
 		have[f] = rate_since_last(&old->health[k], a, k, &rate[f]);
 		double before = (double)old->rate.probe_q62[f] / Q62;
 		bool agrees = have[f] && old->rate.probe_q62[f] &&
-			      (rate[f] > before ? rate[f] - before : before - rate[f]) <= before * cfg->max_rate_deviation / 2 &&
+			      abs_diff_double(rate[f], before) <= before * cfg->max_rate_deviation / 2 &&
 			      rate[f] > cfg->calibrated_ns_per_tick * (1 - 4 * cfg->rate_change_most) &&
 			      rate[f] < cfg->calibrated_ns_per_tick * (1 + 4 * cfg->rate_change_most);
 		/* MONOTONIC_RAW's rate unknown: MONOTONIC's at the ratio the line last had. */

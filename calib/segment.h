@@ -240,7 +240,25 @@ struct plan_config {
 	                           * slew); a disagreement it cannot explain is a jump or a step */
 	uint64_t retry_first_ticks; /* a stopped clock is first measured again after this */
 	uint64_t retry_most_ticks;  /* ...and the back-off doubles up to this */
+	/* The writer side's counts (shim/anchor.c, publish.c, resync.c, slow_path.c): */
+	int readings_most;        /* readings one clock's share of an anchor takes at most
+	                           * (at most ANCHOR_READINGS_ROOM: they are on the stack) */
+	int resync_readings;      /* good readings a routine re-synchronization wants a clock */
+	int full_readings;        /* ...a first line, a lapsed line, a fault before it is acted
+	                           * on, a resumption */
+	int anchor_retakes;       /* anchors taken again where a clock has no good reading */
+	int write_attempts;       /* writes (or recoveries) one read past an end tries */
+	int publish_attempts;     /* a publication re-tried over raised floors at most */
+	uint64_t anchor_widest_ns;  /* a reading slower than this cannot place its clock */
+	double anchor_farthest_ns;  /* a reading brought to the anchor from further than this
+	                             * (at max_rate_deviation) could look like noise */
+	uint64_t kernel_read_step_ns; /* a kernel read raises the floor by at least this */
+	uint64_t hold_across_fork_ns; /* a fork child's kernel clock this far below a stopped
+	                               * clock's hold passes through instead */
 };
+
+/* The room, on the stack, for one clock's readings in an anchor (take_anchor). */
+enum { ANCHOR_READINGS_ROOM = 8 };
 
 /* What the tunables are derived from: the bound and the measured rate. */
 struct plan_bounds {
@@ -379,7 +397,7 @@ static inline uint32_t plan_floor_exempt(const struct plan *p)
  * The plan keeps old's current segment as the new previous one and drops old's previous
  * one, which serves the counter before that start: a caller whose anchor may lie before
  * it (a fork child continuing a line its parent had just published) takes old as it is
- * instead (shim/clock.c, recover). */
+ * instead (shim/resync.c, recover). */
 void segment_plan(const struct plan_inputs *in, struct plan *out);
 
 /* A try to serve again with a line stopped whole (line_may_resume), from an anchor at or

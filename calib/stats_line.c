@@ -1,3 +1,4 @@
+/* The stats line's prefix and clock fields (calib/stats_line.h), shared by the shim and `tscshim ab`. */
 #include "stats_line.h"
 
 const char *stats_clock_name(int slot)

@@ -1,3 +1,4 @@
+/* TSCSHIM_STATS destinations (calib/stats_path.h): stderr, or a path pattern with %p. */
 #include "stats_path.h"
 
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* Facts the kernel publishes about time, identity, CPUs and confinement (calib/system.h). */
 #define _GNU_SOURCE
 #include "system.h"
 

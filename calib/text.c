@@ -1,3 +1,4 @@
+/* Short messages built without the printf family (calib/text.h). */
 #include "text.h"
 
 #include "load_page.h"

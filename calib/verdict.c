@@ -1,3 +1,4 @@
+/* Whether the counter may serve time here, and why (calib/verdict.h): one pure decision. */
 #include "verdict.h"
 
 #include "text.h"

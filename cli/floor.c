@@ -8,7 +8,7 @@
 #include "refclock.h"
 
 enum {
-	/* How long the shim's lines live while it serves CLOCK_REALTIME (shim/clock.c), and
+	/* How long the shim's lines live while it serves CLOCK_REALTIME (calib/segment.c, plan_config_derive), and
 	 * so how long the floor keeps a form. */
 	FLOOR_LIFE_NS = 4000000,
 	/* The floor's own measurement of its plans, as the shim's gate measures its own

@@ -4,6 +4,7 @@
 #ifndef SHIM_CLOCK_H
 #define SHIM_CLOCK_H
 
+#include "clock_tally.h"
 #include "clocks.h"
 #include "counter.h"
 #include "system.h"
@@ -47,29 +48,6 @@ void clock_close(void);
  * failed, and errno is what it set: the caller returns that failure as the kernel's. A
  * stopped clock's read is the kernel's value, held at or above what it served. */
 int clock_read_slow(unsigned clock, struct timespec *ts);
-
-/* What the writer side counts, in one hidden object: clock_counters() reads it, and so can
- * a reader outside the process that finds it. Each word only grows (stopped_uncovered
- * goes from 0 to 1 once); fields are only appended. */
-struct clock_tally {
-	_Atomic uint64_t resyncs, reanchors, stops, kernel_reads, lost_writes, largest_error_ns;
-	/* Set when serving stopped because the process may now run on CPUs that the verdict
-	 * did not cover (its affinity widened after load), for tscshim_status's reason. */
-	_Atomic uint64_t stopped_uncovered;
-	/* Bit per enum served_clock whose track stopped (a published line says so), and why
-	 * (enum track_stop, calib/segment.h); reads of a stopped clock answered at its hold
-	 * rather than the kernel's lower value; anchors that had no good reading of a clock. */
-	_Atomic uint64_t stopped_clocks;
-	_Atomic uint64_t stop_cause[SERVED_CLOCK_COUNT];
-	_Atomic uint64_t held_reads;
-	_Atomic uint64_t unreadable_anchors;
-	/* Times a stopped clock (or the whole line) served again, its kernel clock having
-	 * held the bound once more after a back-off (a rate change passed, noise subsided). */
-	_Atomic uint64_t resumes;
-};
-#pragma GCC visibility push(hidden)
-extern struct clock_tally clock_tally;
-#pragma GCC visibility pop
 
 struct clock_counters {
 	uint64_t resyncs, reanchors, stops, largest_error_ns;

@@ -19,6 +19,7 @@
  * them in the per-user cache. */
 #define _GNU_SOURCE
 #include "decision.h"
+#include "absdiff.h"
 #include "load_page.h"
 
 #include "clock.h"
@@ -302,7 +303,7 @@ static const struct cache_costs *costs_of_kernel_now(struct decision *d, const s
 	uint64_t best_apart = UINT64_MAX;
 	for (int i = 0; !d->clocksource_read && i < n; i++) {
 		struct cost_ps then = {.kernel = sets[i]->kernel_ps, .syscall = sets[i]->syscall_ps};
-		uint64_t apart = now > then.kernel ? now - then.kernel : then.kernel - now;
+		uint64_t apart = abs_diff_u64(now, then.kernel);
 		if (benefit_kernel_cost_agrees((double)now, (double)then.kernel) && cost_still_applies(now, &then) &&
 		    apart < best_apart) {
 			best = sets[i];
@@ -584,10 +585,10 @@ static bool measured_now(struct decision *d, const struct counter_identity *id, 
  * boot id proved it this boot's (the wall clock stepped since it was written: the copy
  * carries the boot's time as the clock reads now, so that the next start's decision finds
  * it at its read without the id). */
-static void kept_in_cache(const struct decision *d, bool costs_now)
+static void write_to_cache(const struct decision *d, bool costs_now)
 {
 	uint64_t a = d->record.boot_wall_ns, b = d->key.boot_wall_ns;
-	bool copy = d->source == TSCSHIM_SOURCE_SYSTEM_RECORD && (a > b ? a - b : b - a) > CACHE_BOOT_WALL_SLACK_NS;
+	bool copy = d->source == TSCSHIM_SOURCE_SYSTEM_RECORD && abs_diff_u64(a, b) > CACHE_BOOT_WALL_SLACK_NS;
 	if (!d->cache_path || !(d->source == TSCSHIM_SOURCE_MEASURED || (costs_now && d->source != TSCSHIM_SOURCE_NONE) ||
 				copy))
 		return;
@@ -605,7 +606,7 @@ static void kept_in_cache(const struct decision *d, bool costs_now)
 /* On a reliable verdict in a forced decision: the record's costs that still hold judge
  * before the path opens; without them the path opens and its costs are measured on it
  * (cost.c), then judged. True when they were measured now. */
-static bool costs_measured_now(struct decision *d)
+static bool measure_costs_unless_held(struct decision *d)
 {
 	if (costs_that_still_hold(d)) {
 		if (worth_serving(d))
@@ -643,8 +644,8 @@ void decision_forced(const struct decision_setup *s, struct decision_result *r)
 		inconclusive_until_retry(&d, waited ? " on another process's start" : " on an earlier start");
 	else if ((found || measured_now(&d, &id, d.inconclusive ? &d.record : NULL, &analysis)) &&
 		 reliable_verdict(&d, &id, found ? NULL : &analysis))
-		costs_now = costs_measured_now(&d);
+		costs_now = measure_costs_unless_held(&d);
 	if (d.source != TSCSHIM_SOURCE_NONE)
-		kept_in_cache(&d, costs_now);
+		write_to_cache(&d, costs_now);
 	record_unlock(lock);
 }

@@ -1,3 +1,4 @@
+/* The decision's one verbose line (shim/decision_say.h): composes it from the result; decides nothing. */
 #include "decision_say.h"
 
 #include "cost.h"

@@ -1,3 +1,4 @@
+/* The environment read without getenv (shim/environment.h): the storage the constructor fills and the look-up. */
 #include "environment.h"
 
 #include "load_page.h"

@@ -1,21 +1,12 @@
 /* The published line, its reader helpers and the hot path, inline so that the interposed
- * entry points pay no call. The storage is defined in shim/line.c; the writer side, and
- * the slow part of a read, are in shim/clock.c.
+ * entry points pay no call. The storage is defined in shim/line.c; the writer side is in
+ * shim/clock.c and the rooms its opening names, the slow part of a read in
+ * shim/slow_path.c (clock_read_slow).
  *
- * Publication (the argument for each rule is in shim/clock.c):
- *  - Lines live in LINE_SLOTS slots. One 64-bit state word names the current slot and a
- *    version: (version << STATE_SLOT_BITS) | slot. Slot 0 never holds a line: it stays
- *    all zero, so a state of 0 (before the first line, and in a fork child, whose state
- *    page the kernel wipes) sends every read to the slow path at no extra cost.
- *  - A writer fills a slot nobody reads (claimed by compare-and-swap, never the current
- *    one) and publishes it by a compare-and-swap of the state that fails if anybody
- *    published, or a fallback committed, meanwhile: a stale writer's work is dropped.
- *  - A published slot is never modified until the state names another slot; a reader
- *    validates its copy by reading the state again (line_read_retry), so a slot that was
- *    freed and refilled while it read is never used.
- *  - Readers never wait. The hot path never writes; a reader that finds the line past
- *    its hard end reads the kernel's clock itself and may commit that value to the floor
- *    (clock_read_slow, fallback() in shim/clock.c). */
+ * The publication protocol (the state word, the slots, who may write which, why no
+ * reader waits and time never goes back) is stated once, in shim/publish.c's opening
+ * comment, beside the code that keeps it; a reader here keeps its side of it: it copies
+ * a slot and validates the copy by reading the state again (line_read_retry). */
 #ifndef SHIM_LINE_H
 #define SHIM_LINE_H
 
@@ -174,7 +165,7 @@ static inline __attribute__((always_inline)) unsigned read_plan_for(int plan_ove
  * Fenced, the counter is read after every earlier load of the thread (before or after
  * the state load, as planned): a thread that saw another's value then reads that
  * value's line or a newer one, and a counter value no older; every line is pointwise at
- * or above the one before it (shim/clock.c says why that suffices, in either order).
+ * or above the one before it (shim/publish.c says why that suffices, in either order).
  *
  * A new line's segment starts where the old one's hard end was, so for about one life
  * in two the counter is before cur.start: the prev range serves it, in line, wherever

@@ -6,6 +6,7 @@
  * answers in its own process. */
 #define _GNU_SOURCE
 #include "next_symbol.h"
+#include "absdiff.h"
 #include "load_page.h"
 
 #include <elf.h>
@@ -37,8 +38,8 @@ LOAD_PATH static uintptr_t at(const struct link_map *object, ElfW(Addr) value)
 {
 	const uintptr_t near = (uintptr_t)1 << 30, here = (uintptr_t)object->l_ld;
 	uintptr_t as_is = value, moved = value + object->l_addr;
-	bool as_is_near = (as_is > here ? as_is - here : here - as_is) < near;
-	bool moved_near = (moved > here ? moved - here : here - moved) < near;
+	bool as_is_near = abs_diff_u64(as_is, here) < near;
+	bool moved_near = abs_diff_u64(moved, here) < near;
 	if (object->l_addr == 0 || as_is_near == moved_near)
 		return object->l_addr == 0 && as_is_near ? as_is : 0;
 	return as_is_near ? as_is : moved;

@@ -1,3 +1,4 @@
+/* The real functions found at load (shim/real.h): from the loader's tables, else dlsym(RTLD_NEXT), never ourselves. */
 #define _GNU_SOURCE
 #include "real.h"
 #include "load_page.h"

@@ -1,3 +1,5 @@
+/* Records (shim/record.h): finding, measuring and keeping a verdict, a rate and the costs, in the
+ * machine-wide record and the per-user cache; the format and matching rules are calib/cache.c's. */
 #define _GNU_SOURCE
 #include "record.h"
 

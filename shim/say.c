@@ -1,3 +1,4 @@
+/* The shim's one stderr line (shim/say.h), written with one write(2), async-signal-safe. */
 #include "say.h"
 #include "load_page.h"
 

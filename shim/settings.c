@@ -1,3 +1,5 @@
+/* The options as they were at load (shim/settings.h): read once by the constructor, handed to
+ * the reads before the decision and, resolved, to the decision. */
 #define _GNU_SOURCE
 #include "settings.h"
 #include "load_page.h"

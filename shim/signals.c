@@ -1,3 +1,4 @@
+/* Every signal blocked on the calling thread, and the mask restored (shim/signals.h). */
 #define _GNU_SOURCE
 #include "signals.h"
 

@@ -1,3 +1,4 @@
+/* The per-process call counts and where the stats line goes (shim/stats.h). */
 #include "stats.h"
 #include "load_page.h"
 

@@ -1,3 +1,4 @@
+/* tscshim_status(), tscshim_status_sized() and the stats line at exit (shim/status.h). */
 #include "status.h"
 #include "load_page.h"
 

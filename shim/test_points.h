@@ -12,4 +12,19 @@ enum test_point {
 	TEST_POINT_KERNEL_READ,  /* a reader past the hard end is about to raise the floor */
 };
 
+/* TEST_POINT(p) calls the hook, where one is set, in the hooks build; it is nothing in the
+ * production library. The hook's storage is in shim/test_points.c. */
+#ifdef TSCSHIM_TEST_HOOKS
+#include "export.h"
+extern SHIM_EXPORT void (*tscshim_test_hook)(int point);
+#define TEST_POINT(p)                                                                  \
+	do {                                                                           \
+		void (*hook_)(int) = tscshim_test_hook;                                \
+		if (hook_)                                                             \
+			hook_(p);                                                      \
+	} while (0)
+#else
+#define TEST_POINT(p) ((void)0)
+#endif
+
 #endif

@@ -865,6 +865,23 @@ static void plan_config_is_derived(void)
 		CHECK(served_ns * c.max_rate_deviation <= (double)bound);
 		CHECK(c.overlap_ticks >= 1 && c.overlap_ticks <= c.life_ticks / 8 + 1);
 		CHECK((double)c.life_ticks * RATE <= 4e6); /* REALTIME served: a step shows within 4 ms */
+		/* The writer side's limits, each against what it protects. An anchor's widest
+		 * reading is twice the bound; one brought from its farthest, at the largest rate
+		 * error allowed, is off by a sixteenth of the bound. */
+		CHECK_EQ_U64(c.anchor_widest_ns, 2 * bound);
+		CHECK(c.anchor_farthest_ns * c.max_rate_deviation <= (double)bound / 16 * (1 + 1e-9));
+		CHECK(c.anchor_farthest_ns * c.max_rate_deviation >= (double)bound / 16 * (1 - 1e-9));
+		/* A kernel read moves the floor by a step of at most a sixteenth of the bound. */
+		CHECK(c.kernel_read_step_ns * 16 <= bound && c.kernel_read_step_ns > 0);
+		/* The readings fit the stack's room; a routine re-synchronization's median holds
+		 * against one out of order, a full anchor's against three. */
+		CHECK(c.readings_most <= ANCHOR_READINGS_ROOM);
+		CHECK(c.resync_readings >= 3 && c.resync_readings % 2 == 1);
+		CHECK(c.full_readings >= 7 && c.full_readings <= c.readings_most);
+		CHECK(c.anchor_retakes >= 1 && c.write_attempts >= 1 && c.publish_attempts >= 1);
+		/* A fork child holds a stopped clock across at most a second of its kernel's
+		 * going back: any more and the hold stands still for longer than a retry's cap. */
+		CHECK_EQ_U64(c.hold_across_fork_ns, 1000000000);
 	}
 	/* The back-off doubles from its first value up to its cap, and never beyond. */
 	CHECK_EQ_U64(plan_retry_after(&cfg, 0), cfg.retry_first_ticks);

@@ -2,6 +2,7 @@
  * distribution-free confidence interval, outliers by median absolute deviation, and the
  * wording of the verdict. */
 #include "ab_stats.h"
+#include "absdiff.h"
 #include "samples.h"
 
 #include <stdio.h>
@@ -34,7 +35,7 @@ double ab_mad(const double *v, size_t n, double median)
 	if (!d)
 		return 0;
 	for (size_t i = 0; i < n; i++)
-		d[i] = v[i] > median ? v[i] - median : median - v[i];
+		d[i] = abs_diff_double(v[i], median);
 	double mad = ab_median(d, n);
 	free(d);
 	return 1.4826 * mad;
@@ -45,7 +46,7 @@ size_t ab_outliers(const double *v, size_t n, bool *flag)
 	double m = ab_median(v, n), mad = ab_mad(v, n, m);
 	size_t count = 0;
 	for (size_t i = 0; i < n; i++) {
-		double d = v[i] > m ? v[i] - m : m - v[i];
+		double d = abs_diff_double(v[i], m);
 		flag[i] = mad > 0 ? d > 3 * mad : d > 0;
 		count += flag[i];
 	}

@@ -286,20 +286,28 @@ static bool image_from_data(const struct process_memory *pm, const struct shim_m
 	memset(out, 0, sizeof *out);
 	out->bias = out->low = shim->region[0].start;
 	out->high = shim->region[shim->regions - 1].end;
-	static unsigned char page[PAGE];
+	/* A page and the one after it: a block may straddle the two (where the load page's
+	 * layout puts it near a page's end). */
+	static unsigned char page[2 * PAGE];
 	for (size_t i = 0; i < shim->regions; i++) {
 		const struct region *r = &shim->region[i];
 		if (!r->shim_file || !r->writable)
 			continue;
 		for (uint64_t at = r->start; at < r->end; at += PAGE) {
-			uint64_t entry;
-			if (read_whole(pm->pagemap, &entry, sizeof entry, at / PAGE * sizeof entry) != 0)
+			uint64_t entry[2] = {0, 0};
+			if (read_whole(pm->pagemap, &entry[0], sizeof entry[0], at / PAGE * sizeof entry[0]) != 0)
 				return false;
 			/* A private copy (not the file's page), in memory or swapped out. */
-			if (!(entry & (PAGEMAP_PRESENT | PAGEMAP_SWAPPED)) || (entry & PAGEMAP_FILE) ||
-			    read_whole(pm->mem, page, PAGE, at) != 0)
+			bool readable[2];
+			readable[0] = (entry[0] & (PAGEMAP_PRESENT | PAGEMAP_SWAPPED)) && !(entry[0] & PAGEMAP_FILE);
+			if (!readable[0] || read_whole(pm->mem, page, PAGE, at) != 0)
 				continue;
-			for (size_t off = 0; off + sizeof(struct state_block) <= PAGE; off += 8)
+			readable[1] = at + PAGE < r->end &&
+				      read_whole(pm->pagemap, &entry[1], sizeof entry[1], (at / PAGE + 1) * sizeof entry[1]) == 0 &&
+				      (entry[1] & (PAGEMAP_PRESENT | PAGEMAP_SWAPPED)) && !(entry[1] & PAGEMAP_FILE) &&
+				      read_whole(pm->mem, page + PAGE, PAGE, at + PAGE) == 0;
+			size_t span = readable[1] ? 2 * PAGE : PAGE;
+			for (size_t off = 0; off < PAGE && off + sizeof(struct state_block) <= span; off += 8)
 				if (memcmp(page + off, STATE_BLOCK_MAGIC, 8) == 0) {
 					out->block = at + off;
 					out->data_low = r->start;

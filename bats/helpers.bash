@@ -136,3 +136,17 @@ save_record_for_test() {
 	echo "$output"
 	[ "$status" -eq 0 ]
 }
+
+# within_twice_the_bound ONE_IN: the hostile probes' promise where readings are out of
+# order (README's known limit): for every clock, nothing beyond twice $LIMIT, at most one
+# checked value in ONE_IN beyond $LIMIT, never back, no garbage, no invented failure. Uses
+# the calling file's `field`.
+within_twice_the_bound() {
+	local c
+	for c in monotonic monotonic_raw boottime realtime; do
+		[ "$(field $c worst_ns)" -le $((2 * LIMIT)) ] || { echo "$c: beyond twice the bound"; return 1; }
+		[ "$(($(field $c over) * $1))" -le "$(field $c checked)" ] || { echo "$c: too many beyond the bound"; return 1; }
+		[ "$(field $c backwards)" -eq 0 ] && [ "$(field $c garbage)" -eq 0 ] && [ "$(field $c invented)" -eq 0 ] ||
+			{ echo "$c: back, garbage or an invented failure"; return 1; }
+	done
+}

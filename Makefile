@@ -110,6 +110,19 @@ $(B)/test/libtscshim-hooks.so: $(HOOKS_OBJ) $(B)/libtsccalib.a test/hooks.map sh
 		$(SHIM_LINK_RUNTIME) $(SHIM_LAYOUT) -Wl,--build-id \
 		$(HOOKS_OBJ) $(B)/libtsccalib.a -o $@ $(LDLIBS) -ldl
 
+# The same shim with step notes (calib/steps.h): where the start-up and the decision spend
+# their time, and a host whose system calls and page faults are dear, staged. Never
+# installed; test/steps.py reads its notes.
+STEPS_OBJ := $(SHIM_SRC:%.c=$(B)/steps/%.o) $(CALIB_SRC:%.c=$(B)/steps/%.o)
+$(B)/steps/%.o: %.c $(wildcard calib/*.h include/*.h shim/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -DTSCSHIM_STEPS -c $< -o $@
+$(B)/test/libtscshim-steps.so: $(STEPS_OBJ) shim/exports.map shim/load_path.ld shim/decision_path.ld shim/data_layout.ld
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -shared -Wl,--version-script=shim/exports.map -Wl,-z,now \
+		$(SHIM_CODE_LAYOUT) $(SHIM_LINK_RUNTIME) $(SHIM_LAYOUT) -Wl,--gc-sections -Wl,--build-id \
+		$(STEPS_OBJ) -o $@ $(LDLIBS) -ldl
+
 $(B)/test/%: test/%.c test/unit.h $(B)/libtsccalib.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $< $(B)/libtsccalib.a -o $@ $(LDLIBS)
@@ -164,7 +177,7 @@ $(B)/test/libpage_touch.so: TESTLIB_LDFLAGS := -Wl,-z,now
 
 # What the bats suites run besides the command and the shim. bats/setup_suite.bash builds
 # it first, so that a suite run alone (bats bats/shim.bats) after `make` finds its probes.
-test-programs: all $(TEST_BIN) $(PROBE_BIN) $(TESTLIB_BIN) $(B)/test/libtscshim-hooks.so
+test-programs: all $(TEST_BIN) $(PROBE_BIN) $(TESTLIB_BIN) $(B)/test/libtscshim-hooks.so $(B)/test/libtscshim-steps.so
 
 test: test-programs
 	@bash test/run-all.sh $(TEST_BIN)

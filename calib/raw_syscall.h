@@ -9,6 +9,8 @@
 #ifndef CALIB_RAW_SYSCALL_H
 #define CALIB_RAW_SYSCALL_H
 
+#include "steps.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -22,6 +24,9 @@
 
 MUST_CHECK static inline long raw_syscall4(long number, long a, long b, long c, long d)
 {
+#ifdef TSCSHIM_STEPS
+	steps_syscall_begin(number);
+#endif
 #if defined(__x86_64__)
 	long result;
 	register long r10 __asm__("r10") = d;
@@ -29,6 +34,9 @@ MUST_CHECK static inline long raw_syscall4(long number, long a, long b, long c, 
 			 : "=a"(result)
 			 : "0"(number), "D"(a), "S"(b), "d"(c), "r"(r10)
 			 : "rcx", "r11", "memory");
+#ifdef TSCSHIM_STEPS
+	steps_syscall_end(number);
+#endif
 	return result;
 #else
 	int saved = errno;

@@ -28,6 +28,7 @@
 #define _GNU_SOURCE
 #include "clock.h"
 #include "load_page.h"
+#include "steps.h"
 #include "export.h"
 #include "gate.h"
 #include "line.h"
@@ -432,14 +433,17 @@ SHIM_EXPORT int timespec_get(struct timespec *ts, int base)
 LOAD_PATH __attribute__((constructor(101))) static void shim_load(void)
 {
 	int saved = errno;
+	STEP("load: begins");
 	/* Where the real functions come from is settled here, not at a call: the decision
 	 * reads the kernel through clock_gettime's, and a call may come in a signal handler,
 	 * where dlsym must not run. Usually only the loader's list is read (shim/real.h). */
 	real_find_all();
+	STEP("load: the C library's functions found");
 	refclock_gettime = real_clock_gettime;
 	bool measure_now = settings_load();
 	__atomic_store_n(&pass_to.counted_clocks, (uint8_t)settings_counted_clocks(), __ATOMIC_RELAXED);
 	__atomic_store_n(&constructor_done, true, __ATOMIC_RELEASE);
+	STEP("load: options read, the record looked for");
 	if (measure_now)
 		gate_decide_if_due(CLOCK_MONOTONIC, true);
 	errno = saved;

@@ -5,7 +5,6 @@
 
 #include "environment.h"
 #include "line.h"
-#include "vdso.h"
 #include "load_page.h"
 #include "say.h"
 
@@ -73,19 +72,13 @@ const char *record_note(void)
 
 /* ---- at load ---- */
 
-/* The boot's wall-clock time at load, REALTIME less BOOTTIME: through the vDSO (no system
- * call; the reads of a process that reads a clock fault its pages in anyway), else (none,
- * as under valgrind) the system calls. */
-static char vdso_clock_name[] ON_LOAD_PAGE = "__vdso_clock_gettime";
-
+/* The boot's wall-clock time at load, REALTIME less BOOTTIME, by two system calls: not
+ * through the vDSO, whose first read in a process faults in its data pages (the vvar and,
+ * under kvm-clock, the pvclock page): 30-60 us on a microVM guest, against about 4.5 us for
+ * the two calls, and most processes a machine starts never read a clock at all
+ * (doc/STARTUP.md, "What being loaded costs"). */
 LOAD_PATH static uint64_t boot_wall_at_load(void)
 {
-	typedef int vdso_clock_fn(clockid_t, struct timespec *);
-	vdso_clock_fn *fn = (vdso_clock_fn *)vdso_function(vdso_clock_name);
-	struct timespec boot, wall;
-	if (fn && fn(CLOCK_BOOTTIME, &boot) == 0 && fn(CLOCK_REALTIME, &wall) == 0)
-		return (uint64_t)wall.tv_sec * 1000000000ull + (uint64_t)wall.tv_nsec -
-		       ((uint64_t)boot.tv_sec * 1000000000ull + (uint64_t)boot.tv_nsec);
 	uint64_t realtime = kernel_clock_ns(CLOCK_REALTIME), boottime = kernel_clock_ns(CLOCK_BOOTTIME);
 	return realtime > boottime ? realtime - boottime : 0;
 }

@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "settings.h"
 #include "load_page.h"
+#include "steps.h"
 
 #include "environment.h"
 #include "record.h"
@@ -68,6 +69,7 @@ static const char *environment_at_load(const char *name)
 LOAD_PATH static bool must_measure_at_load(bool refused, const char *system_record, const char *cache,
 					   const char *xdg_runtime_dir)
 {
+	STEP("load: options read");
 	if (refused || settings.wrong_libc || record_may_answer(system_record, cache, xdg_runtime_dir))
 		return false;
 	settings.boot_unknown = !record_boot_known();

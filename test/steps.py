@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""Where the start-up and the decision spend their time, as a table (doc/STARTUP.md).
+
+    test/steps.py RUNS [VAR=VALUE ...] -- PROGRAM [ARGS...]
+
+Runs PROGRAM RUNS times under the steps build (build/test/libtscshim-steps.so, calib/steps.h),
+each with the VAR=VALUE settings, and prints one Markdown row per step: what ended it (a
+STEP of the shim's, or a system call), the median and quartiles of its time in microseconds
+(the counter, less the notes' own time), and the page faults the step took (median over
+the processes). Steps are matched by their place in each process's sequence; processes
+whose sequence differs from the most common one are counted and left out.
+The staged costs of calib/steps.h (TSCTEST_SYSCALL_COST_NS, TSCTEST_FAULT_COST_NS) pass
+through as settings. --counts prints, instead of the table, one line of totals per
+process kind: system calls, page faults and notes, load and decision apart (for tests).
+"""
+import collections
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+LIBRARY = os.path.join(ROOT, "build", "test", "libtscshim-steps.so")
+
+SYSCALLS = {0: "read", 3: "close", 5: "fstat", 14: "rt_sigprocmask", 28: "madvise", 39: "getpid",
+            72: "fcntl", 96: "gettimeofday", 107: "geteuid", 186: "gettid", 200: "tkill",
+            228: "clock_gettime", 257: "openat", 262: "newfstatat", 267: "readlinkat",
+            280: "utimensat"}
+
+
+def parse(path):
+    processes, current = [], None
+    with open(path) as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if line.startswith("process "):
+                _, _pid, rate = line.split()
+                current = {"rate": float(rate), "steps": []}
+            elif line == "end":
+                if current is not None:
+                    processes.append(current)
+                current = None
+            elif current is not None:
+                name, arg, ticks, faults = line.split("\t")
+                current["steps"].append((name, int(arg), int(ticks), int(faults)))
+    return processes
+
+
+def label(name, arg):
+    if name == "system call":
+        return "system call `%s`" % SYSCALLS.get(arg, str(arg))
+    if name == "before a system call":
+        return "(before `%s`)" % SYSCALLS.get(arg, str(arg))
+    return name
+
+
+def quartiles(values):
+    values = sorted(values)
+    n = len(values)
+    return values[n // 4], statistics.median(values), values[(3 * n) // 4]
+
+
+def table(processes):
+    signatures = collections.Counter(tuple((s[0], s[1]) for s in p["steps"]) for p in processes)
+    signature, count = signatures.most_common(1)[0]
+    kept = [p for p in processes if tuple((s[0], s[1]) for s in p["steps"]) == signature]
+    print("| # | step ended by | us (median) | quartiles | faults |")
+    print("| ---: | --- | ---: | --- | ---: |")
+    total = [0.0] * len(kept)
+    for i, (name, arg) in enumerate(signature):
+        us = [p["steps"][i][2] / p["rate"] / 1000.0 for p in kept]
+        faults = [p["steps"][i][3] for p in kept]
+        low, mid, high = quartiles(us)
+        print("| %d | %s | %.1f | %.1f-%.1f | %g |" % (i + 1, label(name, arg), mid, low, high,
+                                                     statistics.median(faults)))
+        for k, v in enumerate(us):
+            total[k] += v
+    low, mid, high = quartiles(total)
+    print("| | in all | %.1f | %.1f-%.1f | |" % (mid, low, high))
+    print()
+    print("%d processes, %d with this sequence of steps" % (len(processes), count))
+
+
+def counts(processes):
+    """One line per process: system calls and faults at load and in the decision."""
+    for p in processes:
+        part, totals = "load", collections.Counter()
+        for name, _arg, _ticks, faults in p["steps"]:
+            if name.startswith("decision:") and part == "load":
+                part = "decision"
+            if name == "decision: due":
+                continue  # the program's own time and faults, between load and decision
+            if name == "system call":
+                totals[part + "_syscalls"] += 1
+            totals[part + "_faults"] += faults
+        print(" ".join("%s=%d" % (k, totals[k]) for k in
+                       ("load_syscalls", "load_faults", "decision_syscalls", "decision_faults")))
+
+
+def main(argv):
+    only_counts = "--counts" in argv
+    argv = [a for a in argv if a != "--counts"]
+    if "--" not in argv or len(argv) < 3:
+        sys.stderr.write(__doc__)
+        return 2
+    split = argv.index("--")
+    runs, settings, program = int(argv[0]), argv[1:split], argv[split + 1:]
+    with tempfile.TemporaryDirectory() as tmp:
+        notes = os.path.join(tmp, "notes")
+        env = dict(os.environ)
+        for s in settings:
+            k, v = s.split("=", 1)
+            env[k] = v
+        env["LD_PRELOAD"] = LIBRARY
+        env["TSCTEST_STEPS_FILE"] = notes
+        for _ in range(runs):
+            subprocess.run(program, env=env, stdout=subprocess.DEVNULL, check=False)
+        if not os.path.exists(notes):
+            sys.stderr.write("steps.py: no notes were written (is %s built?)\n" % LIBRARY)
+            return 1
+        processes = parse(notes)
+    if not processes:
+        sys.stderr.write("steps.py: no process finished its notes\n")
+        return 1
+    if only_counts:
+        counts(processes)
+    else:
+        table(processes)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -12,7 +12,9 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* The process calls below go to the kernel directly (raw_syscall.h): each libc function
@@ -87,22 +89,28 @@ int measure_in_child(const struct estimate_config *config, uint64_t calibrate_ns
 				 strerror(errno), NULL);
 		return -1;
 	}
+	/* The intermediate process is reaped as the answer is awaited, never before it: it
+	 * exits at once, but on a loaded host "at once" was seen to take 13-46 ms (it must be
+	 * scheduled twice, to fork and to exit), and a wait for it was outside the deadline. */
+	bool reaped = false;
 	int status;
-	while (raw_syscall4(SYS_wait4, pid, (long)&status, 0, 0) == -EINTR)
-		;
-
 	pid_t estimator = 0;
 	size_t got = 0, want = sizeof estimator + sizeof *out;
 	char answer[sizeof estimator + sizeof *out];
 	int rc = -1;
 	for (;;) {
+		if (!reaped && raw_syscall4(SYS_wait4, pid, (long)&status, WNOHANG, 0) == pid)
+			reaped = true;
 		uint64_t now = refclock_now_ns(CLOCK_MONOTONIC);
 		if (now >= deadline) {
 			text_line(err, err_size, "estimator: no answer within the budget; child killed", NULL);
 			break;
 		}
-		struct timespec left = {.tv_sec = (time_t)((deadline - now) / 1000000000u),
-					.tv_nsec = (long)((deadline - now) % 1000000000u)};
+		/* Until the intermediate is reaped, the pipe is watched in steps of 1 ms. */
+		uint64_t wait = deadline - now;
+		if (!reaped && wait > 1000000)
+			wait = 1000000;
+		struct timespec left = {.tv_sec = (time_t)(wait / 1000000000u), .tv_nsec = (long)(wait % 1000000000u)};
 		struct pollfd p = {.fd = fds[0], .events = POLLIN};
 		long n = raw_syscall4(SYS_ppoll, (long)&p, 1, (long)&left, 0);
 		if (n <= 0) /* -EINTR among them */
@@ -124,6 +132,17 @@ int measure_in_child(const struct estimate_config *config, uint64_t calibrate_ns
 			out->problem[sizeof out->problem - 1] = '\0';
 			rc = 0;
 			break;
+		}
+	}
+	/* Not yet gone at the end (its exit not yet scheduled): killed, then reaped, so that the
+	 * host is never left a child of ours. A killed process needs only to run once more. */
+	if (!reaped) {
+		if (raw_syscall4(SYS_wait4, pid, (long)&status, WNOHANG, 0) != pid) {
+			if (raw_syscall4(SYS_kill, pid, SIGKILL, 0, 0) != 0) {
+				/* ESRCH: gone meanwhile; the wait below reaps it */
+			}
+			while (raw_syscall4(SYS_wait4, pid, (long)&status, 0, 0) == -EINTR)
+				;
 		}
 	}
 	close(fds[0]);

@@ -259,6 +259,11 @@ decision_functions() { # ENV...
 	echo "$ranges"
 	[ "$(wc -l <<<"$ranges")" -eq 2 ]
 	names=$( (decision_functions TSCSHIM_SERVE=always; decision_functions TSCSHIM_SERVE=auto) | sort -u)
+	if [ "$(id -u)" -eq 0 ]; then # and from a machine-wide record (root's)
+		save_record_for_test
+		names=$( (echo "$names"; decision_functions TSCSHIM_SYSTEM_RECORD="$record" TSCSHIM_CACHE=off) | sort -u)
+		grep -qx safefile_read_link <<<"$names"
+	fi
 	echo "decision runs: $(tr '\n' ' ' <<<"$names")"
 	[ "$(wc -l <<<"$names")" -ge 20 ]
 	outside=$(nm "$SHIM" | awk 'NF==3 && ($2=="t"||$2=="T") {print $1, $3}' | python3 -c '
@@ -274,8 +279,10 @@ for line in sys.stdin:
 ' "$ranges" "$names")
 	echo "outside: $outside"
 	[ -z "$outside" ]
-	# And the decision's own section on few pages.
+	# And the decision's own section on few pages: 9 since the machine-wide record's
+	# read (safefile_read_link and its target's check) joined it, which lay in .text and
+	# cost every decision from that record a fault of its own (seen with perf trace).
 	local size
 	size=$(readelf -SW "$SHIM" | sed -n 's/.*\.text\.tscshim_decision *PROGBITS *[0-9a-f]* [0-9a-f]* \([0-9a-f]*\).*/\1/p')
-	[ $((0x$size)) -le $((8 * 4096)) ]
+	[ $((0x$size)) -le $((9 * 4096)) ]
 }

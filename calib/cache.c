@@ -3,6 +3,7 @@
  * before its allocator is usable: no stdio, no malloc, every loop bounded by the input. */
 #define _GNU_SOURCE
 #include "cache.h"
+#include "bytes.h"
 #include "absdiff.h"
 
 #include "load_page.h"
@@ -170,7 +171,7 @@ int cache_record_check(const struct cache_record *rec, char *why, size_t why_siz
 		const char *p = (const char *)rec + f->offset;
 		switch (f->kind) {
 		case FIELD_TEXT: {
-			const char *end = memchr(p, '\0', f->size);
+			const char *end = bytes_find(p, '\0', f->size);
 			if (!end || !text_ok(p, (size_t)(end - p), f)) {
 				set_why(why, why_size, f->name, f->min ? ": must be 1..39 printable characters without spaces"
 									       : ": must be 0..31 printable characters without spaces", NULL);
@@ -279,7 +280,7 @@ static int parse_line(const struct field *f, const char *line, size_t len,
 		      struct cache_record *rec, char *why, size_t why_size)
 {
 	size_t name_len = strlen(f->name);
-	if (len <= name_len || memcmp(line, f->name, name_len) != 0 || line[name_len] != '=') {
+	if (len <= name_len || !bytes_equal(line, f->name, name_len) || line[name_len] != '=') {
 		set_why(why, why_size, "expected the field ", f->name, " here");
 		return -1;
 	}
@@ -335,7 +336,7 @@ static int open_envelope(const char *data, size_t len, const char **body, const 
 		set_why(why, why_size, "larger than 4096 bytes", NULL, NULL);
 		return CACHE_CORRUPT;
 	}
-	if (memchr(data, '\0', len)) {
+	if (bytes_find(data, '\0', len)) {
 		set_why(why, why_size, "holds a NUL byte", NULL, NULL);
 		return CACHE_CORRUPT;
 	}
@@ -346,10 +347,10 @@ static int open_envelope(const char *data, size_t len, const char **body, const 
 
 	/* First line: the magic and the version, checked before the checksum because another
 	 * version may sum differently. */
-	const char *header_end = memchr(data, '\n', len);
+	const char *header_end = bytes_find(data, '\n', len);
 	size_t header_len = (size_t)(header_end - data);
 	uint64_t version = 0;
-	if (header_len <= sizeof MAGIC - 1 || memcmp(data, MAGIC, sizeof MAGIC - 1) != 0 ||
+	if (header_len <= sizeof MAGIC - 1 || !bytes_equal(data, MAGIC, sizeof MAGIC - 1) ||
 	    parse_u64(data + sizeof MAGIC - 1, header_len - (sizeof MAGIC - 1), &version) != 0) {
 		set_why(why, why_size, "not a tscshim cache (first line is not 'tscshim-cache " STRINGIFY(CACHE_FORMAT_VERSION) "')", NULL, NULL);
 		return CACHE_CORRUPT;
@@ -360,7 +361,7 @@ static int open_envelope(const char *data, size_t len, const char **body, const 
 	}
 
 	/* Last line: the checksum over everything before it. */
-	const char *last_nl = len >= 2 ? memrchr(data, '\n', len - 1) : NULL;
+	const char *last_nl = len >= 2 ? bytes_find_last(data, '\n', len - 1) : NULL;
 	if (!last_nl || last_nl < header_end) {
 		set_why(why, why_size, "truncated: no checksum line", NULL, NULL);
 		return CACHE_CORRUPT;
@@ -368,7 +369,7 @@ static int open_envelope(const char *data, size_t len, const char **body, const 
 	const char *sum_line = last_nl + 1;
 	size_t sum_len = (size_t)(data + len - 1 - sum_line);
 	uint64_t stored = 0;
-	if (sum_len != CHECKSUM_LINE_LEN || memcmp(sum_line, CHECKSUM_KEY, sizeof CHECKSUM_KEY - 1) != 0 ||
+	if (sum_len != CHECKSUM_LINE_LEN || !bytes_equal(sum_line, CHECKSUM_KEY, sizeof CHECKSUM_KEY - 1) ||
 	    parse_hex64(sum_line + sizeof CHECKSUM_KEY - 1, 16, &stored) != 0) {
 		set_why(why, why_size, "truncated or malformed: the last line is not 'checksum=<16 hex digits>'", NULL, NULL);
 		return CACHE_CORRUPT;
@@ -392,7 +393,7 @@ static int parse_record(const char **p, const char *end, struct cache_record *re
 			set_why(why, why_size, "a record is cut short", NULL, NULL);
 			return -1;
 		}
-		const char *eol = memchr(*p, '\n', (size_t)(end - *p));
+		const char *eol = bytes_find(*p, '\n', (size_t)(end - *p));
 		if (parse_line(&fields[field], *p, (size_t)(eol - *p), rec, why, why_size) != 0)
 			return -1;
 		*p = eol + 1;
@@ -528,7 +529,7 @@ int cache_write_link(const char *path, const struct cache_file *file, char *buf,
 static bool same_machine_and_boot(const struct cache_record *rec, const char *boot_id,
 				  uint32_t cpu_signature, bool any_cpu_signature)
 {
-	const char *end = memchr(rec->boot_id, '\0', sizeof rec->boot_id);
+	const char *end = bytes_find(rec->boot_id, '\0', sizeof rec->boot_id);
 	return end && boot_id && boot_id[0] && strcmp(rec->boot_id, boot_id) == 0 &&
 	       (any_cpu_signature || rec->cpu_signature == cpu_signature);
 }

@@ -2,6 +2,7 @@
  * the opened file itself, so nothing can be swapped in between the check and the read. */
 #define _GNU_SOURCE
 #include "safefile.h"
+#include "bytes.h"
 
 #include "counter.h"
 #include "raw_syscall.h"
@@ -416,7 +417,7 @@ int safefile_write_link(const char *path, const char *data, size_t len, char *er
 	if (err && err_size)
 		err[0] = '\0';
 	char target[SAFEFILE_LINK_MAX + 1];
-	if (len == 0 || len > SAFEFILE_LINK_MAX || memchr(data, '\0', len)) {
+	if (len == 0 || len > SAFEFILE_LINK_MAX || bytes_find(data, '\0', len)) {
 		text_line(err, err_size, path, ": not written: a link's target is 1 to 4095 bytes without NUL", NULL);
 		return -1;
 	}

@@ -10,7 +10,10 @@ STEP of the shim's, or a system call), the median and quartiles of its time in m
 the processes). Steps are matched by their place in each process's sequence; processes
 whose sequence differs from the most common one are counted and left out.
 The staged costs of calib/steps.h (TSCTEST_SYSCALL_COST_NS, TSCTEST_FAULT_COST_NS) pass
-through as settings. --counts prints, instead of the table, one line of totals per
+through as settings. --own-record (root): everything runs in a private mount namespace
+with a /run of its own, where `tscshim calib --save` first writes the machine-wide record
+with the steps build's own costs, at the default path, so that no TSCSHIM_ variable need
+be set (a set one makes the load parse the options). --counts prints, instead of the table, one line of totals per
 process kind: system calls, page faults and notes, load and decision apart (for tests).
 """
 import collections
@@ -98,7 +101,19 @@ def counts(processes):
                        ("load_syscalls", "load_faults", "decision_syscalls", "decision_faults")))
 
 
+def in_own_record(argv):
+    """Runs this script again in a private mount namespace with a record of its own."""
+    script = ('mount -t tmpfs -o mode=0755 tmpfs /run && '
+              'TSCSHIM_LIBRARY="$1" "$2" calib --save --calibrate-us 100000 >/dev/null 2>&1 && '
+              'shift 2 && exec python3 "$@"')
+    cmd = ["unshare", "-m", "--propagation", "private", "sh", "-c", script, "_", LIBRARY,
+           os.path.join(ROOT, "build", "tscshim"), os.path.abspath(__file__)] + argv
+    return subprocess.run(cmd, check=False).returncode
+
+
 def main(argv):
+    if "--own-record" in argv:
+        return in_own_record([a for a in argv if a != "--own-record"])
     only_counts = "--counts" in argv
     argv = [a for a in argv if a != "--counts"]
     if "--" not in argv or len(argv) < 3:

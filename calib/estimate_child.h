@@ -23,9 +23,11 @@ struct measurement {
 /* Forks twice (the estimator is orphaned at once, see estimate_child.c); it runs
  * estimate_run(config) and then calibrate_rate(calibrate_ns), writes a struct measurement
  * to a pipe and _exit()s (no atexit handler, no stdio flush). The caller waits at most
- * wait_ns for the answer, reaping the intermediate process meanwhile; past it the estimator
- * is killed with SIGKILL and not waited for, and the intermediate, if it has not exited
- * yet, is killed and reaped (it needs only to be scheduled once more). Returns 0 with *out; -1 with err when no child
+ * wait_ns for the estimator's first word (its pid: the child's start, which a loaded
+ * microVM makes dear) and wait_ns from then for its answer, reaping the intermediate
+ * process meanwhile; past either the estimator is killed with SIGKILL and not waited for,
+ * and the intermediate, if it has not exited yet, is killed and reaped (it needs only to
+ * be scheduled once more). Returns 0 with *out; -1 with err when no child
  * could be started or none answered in time (killed, crashed: an inconclusive estimate). */
 int measure_in_child(const struct estimate_config *config, uint64_t calibrate_ns,
 		     uint64_t wait_ns, struct measurement *out, char *err, size_t err_size);

@@ -1,11 +1,11 @@
-/* What a decision finds (decision.h). Each question is answered with what is at hand, a
- * look-up made only where that is ambiguous: the boot by its wall-clock time (REALTIME less
- * BOOTTIME, through the vDSO) against a record's, its id under /proc only where no record's
- * time agrees (a wall-clock step since, or another boot); the CPU set only where no record
- * of this boot holds every CPU the boot can bring online; the counter from a record of this
- * boot that found it invariant (CPUID otherwise); the costs' clocksource by what the
- * kernel's clock costs now, its name under /sys only where that disagrees. So a decision at
- * a read makes, from the machine-wide record, two system calls of its own (its
+/* What a decision finds (decision.h), the record that answers through shim/decision_find.c.
+ * Each question is answered with what is at hand, a look-up made only where that is
+ * ambiguous: the boot by its wall-clock time (REALTIME less BOOTTIME, through the vDSO)
+ * against a record's, its id under /proc only where no record's time agrees (a wall-clock
+ * step since, or another boot); the CPU set only where no record of this boot holds every
+ * CPU the boot can bring online; the counter from a record of this boot that found it
+ * invariant (CPUID otherwise); the costs' clocksource by what the kernel's clock costs
+ * now, its name under /sys only where that disagrees. So a decision at a read makes, from the machine-wide record, two system calls of its own (its
  * directory's lstat, the link's readlinkat), from the per-user cache three (open, read,
  * close; root's an fstat more), and reads nothing under /proc or /sys.
  *
@@ -24,6 +24,7 @@
 
 #include "clock.h"
 #include "cost.h"
+#include "decision_find.h"
 #include "record.h"
 #include "say.h"
 #include "signals.h"
@@ -33,7 +34,6 @@
 #include "cache.h"
 #include "counter.h"
 #include "estimate.h"
-#include "raw_syscall.h"
 #include "refclock.h"
 #include "system.h"
 #include "text.h"
@@ -41,148 +41,6 @@
 
 #include <stdatomic.h>
 #include <string.h>
-
-/* A decision under way: a frame of judged_at_read or decision_forced. The look-ups a
- * question needs are made once, where it is asked (the key says which were made). */
-struct decision {
-	struct decision_setup s;        /* what the gate gave (a measurement may find the signals
-					 * unblocked again after its fork) */
-	const struct option_values *o;
-	struct decision_result *r;
-	struct cache_key key;
-	struct cache_record record;     /* the record that answers, once one does */
-	enum tscshim_source source;     /* where it came from; NONE: none answers (yet) */
-	bool inconclusive;              /* the cache's record is inconclusive */
-	const char *cache_path;         /* the per-user cache, NULL for none */
-	struct cpu_mask cpus;           /* key.cpus points here once read */
-	char boot_id[sizeof ((struct cache_record *)0)->boot_id]; /* key.boot_id, once read */
-	char clocksource[CACHE_CLOCKSOURCE_MAX + 1]; /* "" where /sys cannot tell */
-	bool clocksource_read;
-	const char *lookup_failed;      /* why a look-up the decision needed failed */
-	enum state_reason lookup_failed_code;
-};
-
-static void begin(struct decision *d, const struct decision_setup *s, struct decision_result *r)
-{
-	*d = (struct decision){.s = *s, .o = s->o, .r = r, .cache_path = record_cache_path(s->o)};
-}
-
-/* The decision ends here, passing through, saying why (the code for readers, the text for
- * people). */
-static void pass_through(struct decision *d, enum state_reason code, const char *reason)
-{
-	text_line(d->r->reason, sizeof d->r->reason, reason, NULL);
-	d->r->reason_code = code;
-	d->r->serving = false;
-}
-
-/* A look-up the decision needed failed: why, for pass_through. */
-static void lookup_failed(struct decision *d, enum state_reason code, const char *why)
-{
-	d->lookup_failed = why;
-	d->lookup_failed_code = code;
-}
-
-static const char no_proc[] = "cannot read /proc/sys/kernel/random/boot_id (no /proc?): no record can be "
-			      "trusted or kept without the boot's id; passing through at once, nothing measured";
-
-/* ---- the look-ups, each made where a question needs it ---- */
-
-/* The CPUs the process may run on, which are the main thread's (the process id's), not
- * those of whichever thread read the clock first: that one may be pinned to one CPU among
- * several others. Two system calls. */
-static bool read_cpu_set(struct decision *d)
-{
-	int pid = (int)raw_syscall4(SYS_getpid, 0, 0, 0, 0);
-	if (cpu_mask_allowed_of(pid, &d->cpus) < 1 && cpu_mask_allowed(&d->cpus) < 1) {
-		lookup_failed(d, STATE_REASON_NO_AFFINITY, "cannot read the CPU affinity (more than 1024 CPUs?)");
-		return false;
-	}
-	d->key.cpus = &d->cpus;
-	return true;
-}
-
-/* The boot's id (three system calls under /proc). */
-static bool read_boot(struct decision *d)
-{
-	if (read_boot_id(d->boot_id, sizeof d->boot_id) != 0 || !d->boot_id[0]) {
-		lookup_failed(d, STATE_REASON_NO_PROC, no_proc);
-		return false;
-	}
-	d->key.boot_id = d->boot_id;
-	return true;
-}
-
-/* The kernel's clocksource (three system calls under /sys), "" where /sys cannot tell. */
-static const char *read_clocksource(struct decision *d)
-{
-	if (!d->clocksource_read && read_current_clocksource(d->clocksource, sizeof d->clocksource) != 0)
-		d->clocksource[0] = '\0';
-	d->clocksource_read = true;
-	return d->clocksource;
-}
-
-/* The boot, by its wall-clock time. A forced decision reads the boot id and the CPU set
- * (and the clocksource) at once: it may measure, and what it keeps names them. Without
- * /proc (seen at load) no record could be trusted or kept. */
-static bool key_of_this_boot(struct decision *d, bool forced)
-{
-	if (d->s.boot_unknown) {
-		pass_through(d, STATE_REASON_NO_PROC, no_proc);
-		return false;
-	}
-	d->key = (struct cache_key){.boot_wall_ns = refclock_boot_wall_ns(), .any_cpu_signature = true};
-	if (forced && (!read_boot(d) || !read_cpu_set(d))) {
-		pass_through(d, d->lookup_failed_code, d->lookup_failed);
-		return false;
-	}
-	if (forced)
-		read_clocksource(d);
-	return true;
-}
-
-/* The record in a text that answers this process, into *out: asked first by the boot's
- * time and for every CPU; the CPU set is read where a record of this boot holds fewer
- * CPUs, the boot id where no record's boot time is this boot's. */
-static bool answer_in(struct decision *d, const struct record_text *t, struct cache_record *out)
-{
-	struct cache_answer a;
-	while (record_answer(t, &d->key, out, &a) && !a.found) {
-		bool asked = a.this_boot ? !d->key.cpus && read_cpu_set(d) : !d->key.boot_id && read_boot(d);
-		if (!asked)
-			return false;
-	}
-	return a.found;
-}
-
-/* ---- the steps, each named after what it finds ---- */
-
-/* The record that answers this boot and CPU set, into d->record with d->source: the
- * machine-wide one (at a read, only where the load's check passed it), else the per-user
- * cache's. An inconclusive machine-wide record is
- * passed over (the process measures for itself); an inconclusive cache record answers
- * until its retry time (d->inconclusive). False when none answers (lookup_failed says
- * where a look-up failed). */
-static bool record_for_this_boot(struct decision *d, bool forced)
-{
-	struct record_text t;
-	if ((forced || record_system_passed_load()) && record_system_text(d->o, &t)) {
-		if (answer_in(d, &t, &d->record) && d->record.estimate_verdict != ESTIMATE_INCONCLUSIVE) {
-			d->source = TSCSHIM_SOURCE_SYSTEM_RECORD;
-			return true;
-		}
-		if (say_level >= 2 && !d->lookup_failed)
-			say("machine-wide record ", t.path, ": not for this boot, CPU or CPU set", NULL);
-	}
-	if (d->lookup_failed || !d->cache_path || !record_cache_text(d->cache_path, &t) ||
-	    !answer_in(d, &t, &d->record))
-		return false;
-	d->inconclusive = d->record.estimate_verdict == ESTIMATE_INCONCLUSIVE;
-	if (d->inconclusive && refclock_now_ns(CLOCK_MONOTONIC) >= d->record.retry_at_ns)
-		return false; /* due for its retry: measured again (d->record, for the interval) */
-	d->source = TSCSHIM_SOURCE_USER_CACHE;
-	return true;
-}
 
 /* At a read where no record answers (one passed the load's check, and fails now): nothing
  * is measured at a program's read. Pass through, and have the next start measure at load. */

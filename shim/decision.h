@@ -1,8 +1,9 @@
-/* What a decision finds (decision.c): whether this process serves clocks from the counter,
- * from the record that answers this boot, the verdict, the costs and the clock's start
- * (the types are decision_result.h's).
- * The gate (gate.h) decides when, holds the claim that lets one decision run at a time in
- * an address space, and publishes the outcome. */
+/* What a decision finds: whether this process serves clocks from the counter, from the
+ * record that answers this boot, the verdict, the costs and the clock's start (the types
+ * are decision_result.h's). Its rooms: what it finds (decision_find.c), the judgement and
+ * the decision at a read (decision.c), the forced decision's measuring and keeping
+ * (decision_forced.c). The gate (gate.h) decides when, holds the claim that lets one
+ * decision run at a time in an address space, and publishes the outcome. */
 #ifndef SHIM_DECISION_H
 #define SHIM_DECISION_H
 

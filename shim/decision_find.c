@@ -3,8 +3,8 @@
  * record that answers this boot and CPU set, the machine-wide one or the per-user cache's.
  * Owns the decision's frame (struct decision) and how its look-ups are made: each once,
  * and only where a record leaves the question open. Reads records and writes nothing:
- * may not judge what it found, measure, start the clock, or mark or keep a record
- * (shim/decision.c).
+ * may not judge what it found (shim/decision.c), measure, start the clock, or mark or
+ * keep a record (shim/decision.c, shim/decision_forced.c).
  *
  * The boot is found by its wall-clock time (REALTIME less BOOTTIME, through the vDSO)
  * against a record's, its id under /proc only where no record's time agrees (a

@@ -1,6 +1,7 @@
 /* The decision under way, and what it finds (shim/decision_find.c): its frame (struct
  * decision), the look-ups a question needs, and the record that answers this boot and CPU
- * set. For the decision's file alone (shim/decision.c): the gate knows only decision.h. */
+ * set. For the decisions' files alone (shim/decision.c, shim/decision_forced.c): the gate
+ * knows only decision.h. */
 #ifndef SHIM_DECISION_FIND_H
 #define SHIM_DECISION_FIND_H
 

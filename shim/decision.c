@@ -1,188 +1,44 @@
-/* What a decision finds (decision.h). Each question is answered with what is at hand, a
- * look-up made only where that is ambiguous: the boot by its wall-clock time (REALTIME less
- * BOOTTIME, through the vDSO) against a record's, its id under /proc only where no record's
- * time agrees (a wall-clock step since, or another boot); the CPU set only where no record
- * of this boot holds every CPU the boot can bring online; the counter from a record of this
- * boot that found it invariant (CPUID otherwise); the costs' clocksource by what the
- * kernel's clock costs now, its name under /sys only where that disagrees. So a decision at
- * a read makes, from the machine-wide record, two system calls of its own (its
+/* The judgement on what a decision found (decision.h), and the decision at a read, which
+ * finds (shim/decision_find.c) and judges, and measures nothing. Owns the judgement's
+ * steps, each named after what it finds: the counter's refusals, the reliability verdict
+ * and its reason code, the costs that still hold, the benefit gate, the clock's start; a
+ * forced decision runs them too (shim/decision_judge.h). May not measure, fork, or keep
+ * a record (shim/decision_forced.c's: at a read, it only marks the cache for the next
+ * start to measure at load), nor make a look-up of its own but the clocksource's: the
+ * records it reads, it finds through shim/decision_find.c.
+ *
+ * Each question is answered with what is at hand, a look-up made only where that is
+ * ambiguous: the boot and the CPU set as shim/decision_find.c says; the counter from a
+ * record of this boot that found it invariant (CPUID otherwise); the costs' clocksource by
+ * what the kernel's clock costs now, its name under /sys only where that disagrees. So a
+ * decision at a read makes, from the machine-wide record, two system calls of its own (its
  * directory's lstat, the link's readlinkat), from the per-user cache three (open, read,
  * close; root's an fstat more), and reads nothing under /proc or /sys.
  *
  * A decision at a read runs on the claim's page, a stack of under 4 KiB (gate.c): its state
  * is one frame (judged_at_read), a record is parsed into it one at a time (cache_answer),
  * and the clock, whose first publication is the deepest the decision goes, is started
- * once that frame is gone. It never
- * measures: where no record answers it passes through and marks the cache, so that the
- * next start measures at load. A forced decision measures what no record answers, in a
- * child process within the estimate budget, and the costs on the opened path, and keeps
- * them in the per-user cache. */
+ * once that frame is gone. It never measures: where no record answers it passes through
+ * and marks the cache, so that the next start measures at load. */
 #define _GNU_SOURCE
 #include "decision.h"
 #include "absdiff.h"
-#include "load_page.h"
 
 #include "clock.h"
 #include "cost.h"
+#include "decision_judge.h"
 #include "record.h"
 #include "say.h"
-#include "signals.h"
 
 #include "benefit.h"
 #include "build_id.h"
 #include "cache.h"
 #include "counter.h"
 #include "estimate.h"
-#include "raw_syscall.h"
-#include "refclock.h"
-#include "system.h"
 #include "text.h"
 #include "verdict.h"
 
-#include <stdatomic.h>
 #include <string.h>
-
-/* A decision under way: a frame of judged_at_read or decision_forced. The look-ups a
- * question needs are made once, where it is asked (the key says which were made). */
-struct decision {
-	struct decision_setup s;        /* what the gate gave (a measurement may find the signals
-					 * unblocked again after its fork) */
-	const struct option_values *o;
-	struct decision_result *r;
-	struct cache_key key;
-	struct cache_record record;     /* the record that answers, once one does */
-	enum tscshim_source source;     /* where it came from; NONE: none answers (yet) */
-	bool inconclusive;              /* the cache's record is inconclusive */
-	const char *cache_path;         /* the per-user cache, NULL for none */
-	struct cpu_mask cpus;           /* key.cpus points here once read */
-	char boot_id[sizeof ((struct cache_record *)0)->boot_id]; /* key.boot_id, once read */
-	char clocksource[CACHE_CLOCKSOURCE_MAX + 1]; /* "" where /sys cannot tell */
-	bool clocksource_read;
-	const char *lookup_failed;      /* why a look-up the decision needed failed */
-	enum state_reason lookup_failed_code;
-};
-
-static void begin(struct decision *d, const struct decision_setup *s, struct decision_result *r)
-{
-	*d = (struct decision){.s = *s, .o = s->o, .r = r, .cache_path = record_cache_path(s->o)};
-}
-
-/* The decision ends here, passing through, saying why (the code for readers, the text for
- * people). */
-static void pass_through(struct decision *d, enum state_reason code, const char *reason)
-{
-	text_line(d->r->reason, sizeof d->r->reason, reason, NULL);
-	d->r->reason_code = code;
-	d->r->serving = false;
-}
-
-/* A look-up the decision needed failed: why, for pass_through. */
-static void lookup_failed(struct decision *d, enum state_reason code, const char *why)
-{
-	d->lookup_failed = why;
-	d->lookup_failed_code = code;
-}
-
-static const char no_proc[] = "cannot read /proc/sys/kernel/random/boot_id (no /proc?): no record can be "
-			      "trusted or kept without the boot's id; passing through at once, nothing measured";
-
-/* ---- the look-ups, each made where a question needs it ---- */
-
-/* The CPUs the process may run on, which are the main thread's (the process id's), not
- * those of whichever thread read the clock first: that one may be pinned to one CPU among
- * several others. Two system calls. */
-static bool read_cpu_set(struct decision *d)
-{
-	int pid = (int)raw_syscall4(SYS_getpid, 0, 0, 0, 0);
-	if (cpu_mask_allowed_of(pid, &d->cpus) < 1 && cpu_mask_allowed(&d->cpus) < 1) {
-		lookup_failed(d, STATE_REASON_NO_AFFINITY, "cannot read the CPU affinity (more than 1024 CPUs?)");
-		return false;
-	}
-	d->key.cpus = &d->cpus;
-	return true;
-}
-
-/* The boot's id (three system calls under /proc). */
-static bool read_boot(struct decision *d)
-{
-	if (read_boot_id(d->boot_id, sizeof d->boot_id) != 0 || !d->boot_id[0]) {
-		lookup_failed(d, STATE_REASON_NO_PROC, no_proc);
-		return false;
-	}
-	d->key.boot_id = d->boot_id;
-	return true;
-}
-
-/* The kernel's clocksource (three system calls under /sys), "" where /sys cannot tell. */
-static const char *read_clocksource(struct decision *d)
-{
-	if (!d->clocksource_read && read_current_clocksource(d->clocksource, sizeof d->clocksource) != 0)
-		d->clocksource[0] = '\0';
-	d->clocksource_read = true;
-	return d->clocksource;
-}
-
-/* The boot, by its wall-clock time. A forced decision reads the boot id and the CPU set
- * (and the clocksource) at once: it may measure, and what it keeps names them. Without
- * /proc (seen at load) no record could be trusted or kept. */
-static bool key_of_this_boot(struct decision *d, bool forced)
-{
-	if (d->s.boot_unknown) {
-		pass_through(d, STATE_REASON_NO_PROC, no_proc);
-		return false;
-	}
-	d->key = (struct cache_key){.boot_wall_ns = refclock_boot_wall_ns(), .any_cpu_signature = true};
-	if (forced && (!read_boot(d) || !read_cpu_set(d))) {
-		pass_through(d, d->lookup_failed_code, d->lookup_failed);
-		return false;
-	}
-	if (forced)
-		read_clocksource(d);
-	return true;
-}
-
-/* The record in a text that answers this process, into *out: asked first by the boot's
- * time and for every CPU; the CPU set is read where a record of this boot holds fewer
- * CPUs, the boot id where no record's boot time is this boot's. */
-static bool answer_in(struct decision *d, const struct record_text *t, struct cache_record *out)
-{
-	struct cache_answer a;
-	while (record_answer(t, &d->key, out, &a) && !a.found) {
-		bool asked = a.this_boot ? !d->key.cpus && read_cpu_set(d) : !d->key.boot_id && read_boot(d);
-		if (!asked)
-			return false;
-	}
-	return a.found;
-}
-
-/* ---- the steps, each named after what it finds ---- */
-
-/* The record that answers this boot and CPU set, into d->record with d->source: the
- * machine-wide one (at a read, only where the load's check passed it), else the per-user
- * cache's. An inconclusive machine-wide record is
- * passed over (the process measures for itself); an inconclusive cache record answers
- * until its retry time (d->inconclusive). False when none answers (lookup_failed says
- * where a look-up failed). */
-static bool record_for_this_boot(struct decision *d, bool forced)
-{
-	struct record_text t;
-	if ((forced || record_system_passed_load()) && record_system_text(d->o, &t)) {
-		if (answer_in(d, &t, &d->record) && d->record.estimate_verdict != ESTIMATE_INCONCLUSIVE) {
-			d->source = TSCSHIM_SOURCE_SYSTEM_RECORD;
-			return true;
-		}
-		if (say_level >= 2 && !d->lookup_failed)
-			say("machine-wide record ", t.path, ": not for this boot, CPU or CPU set", NULL);
-	}
-	if (d->lookup_failed || !d->cache_path || !record_cache_text(d->cache_path, &t) ||
-	    !answer_in(d, &t, &d->record))
-		return false;
-	d->inconclusive = d->record.estimate_verdict == ESTIMATE_INCONCLUSIVE;
-	if (d->inconclusive && refclock_now_ns(CLOCK_MONOTONIC) >= d->record.retry_at_ns)
-		return false; /* due for its retry: measured again (d->record, for the interval) */
-	d->source = TSCSHIM_SOURCE_USER_CACHE;
-	return true;
-}
 
 /* At a read where no record answers (one passed the load's check, and fails now): nothing
  * is measured at a program's read. Pass through, and have the next start measure at load. */
@@ -229,7 +85,7 @@ static enum state_reason verdict_reason_code(const struct verdict_inputs *in, co
  * clocksource. A record of this boot that found the counter invariant vouches for the CPU
  * (the same boot runs on the same CPUs), so CPUID, a VM exit in a guest (about 6 us), is
  * asked only where none does. True, the reason set, when one applies. */
-static bool counter_refusal(struct decision *d, struct counter_identity *id)
+bool counter_refusal(struct decision *d, struct counter_identity *id)
 {
 	if (d->source != TSCSHIM_SOURCE_NONE && d->record.counter_invariant)
 		*id = (struct counter_identity){.present = true, .invariant = true, .signature = d->record.cpu_signature};
@@ -252,8 +108,7 @@ static bool counter_refusal(struct decision *d, struct counter_identity *id)
 
 /* The reliability verdict on the record's analysis, or on the one measured now, with its
  * reason, bound, rate and source in r. True where the counter is reliable. */
-static bool reliable_verdict(struct decision *d, const struct counter_identity *id,
-			     const struct estimate_analysis *measured)
+bool reliable_verdict(struct decision *d, const struct counter_identity *id, const struct estimate_analysis *measured)
 {
 	struct estimate_analysis from_record = {
 		.verdict = (enum estimate_verdict)d->record.estimate_verdict,
@@ -277,12 +132,6 @@ static bool reliable_verdict(struct decision *d, const struct counter_identity *
 	d->r->rate_millihz = d->record.rate_millihz;
 	d->r->source = d->source;
 	return v.reliable;
-}
-
-/* The clock whose costs are measured and checked: the first served one stands for them all. */
-static clockid_t cost_clock(uint32_t served)
-{
-	return clock_table[__builtin_ctz(served)].id;
 }
 
 /* Of the sets of costs rec keeps for build, the one measured under the kernel's clock as
@@ -343,7 +192,7 @@ static __attribute__((noinline)) bool costs_kept_in_cache(struct decision *d, ui
 /* The costs the record keeps for this build that still hold (costs_of_kernel_now), into
  * r->cost; where it is the machine-wide record and keeps none of this build, those kept
  * for it in the per-user cache. False when none do. */
-static bool costs_that_still_hold(struct decision *d)
+bool costs_that_still_hold(struct decision *d)
 {
 	uint64_t build = shim_build_id();
 	const struct cache_costs *sets[CACHE_COSTS_MAX];
@@ -363,7 +212,7 @@ static bool costs_that_still_hold(struct decision *d)
  * cheaper by the minimum gain), the reason saying why; else every call passes through
  * (the path, if it was opened, closed again: the hot path then costs nothing more than a
  * clock the shim does not serve). */
-static bool worth_serving(struct decision *d)
+bool worth_serving(struct decision *d)
 {
 	struct decision_result *r = d->r;
 	uint64_t counter_ps = r->fenced ? r->cost.fenced : r->cost.unfenced;
@@ -394,7 +243,7 @@ static bool worth_serving(struct decision *d)
 
 /* How the clock is to start: on the record's rate and CPU set, the read plan its costs
  * chose, the options' bound. */
-static void line_setup_of(const struct decision *d, struct line_setup *out)
+void line_setup_of(const struct decision *d, struct line_setup *out)
 {
 	const struct decision_result *r = d->r;
 	*out = (struct line_setup){
@@ -408,26 +257,6 @@ static void line_setup_of(const struct decision *d, struct line_setup *out)
 		.signals_blocked = d->s.signals_blocked,
 		.wiped_marked = d->s.wiped_marked,
 	};
-}
-
-/* The line anchored and the counter path opened (the deepest the decision goes: the first
- * line's publication). */
-static bool clock_started(struct decision_result *r, const struct line_setup *setup)
-{
-	const char *err = NULL;
-	r->serving = clock_start(setup, &err) == 0;
-	if (!r->serving) {
-		text_line(r->reason, sizeof r->reason, err, NULL);
-		r->reason_code = STATE_REASON_CLOCK_START;
-	}
-	return r->serving;
-}
-
-static bool start_clock(const struct decision *d)
-{
-	struct line_setup setup;
-	line_setup_of(d, &setup);
-	return clock_started(d->r, &setup);
 }
 
 /* A reliable verdict with no costs of this build under this clocksource, where nothing may
@@ -444,15 +273,6 @@ static bool serve_without_costs(struct decision *d)
 	pass_through(d, STATE_REASON_NO_COSTS, "pass-through: the record holds no costs of this build under this clocksource "
 			"(tscshim calib --save stores them), and nothing is measured at a program's read");
 	return false;
-}
-
-/* A record found inconclusive, not yet due for its retry: pass through, saying when it is. */
-static void inconclusive_until_retry(struct decision *d, const char *detail)
-{
-	d->r->source = d->source;
-	d->r->rate_millihz = d->record.rate_millihz;
-	record_inconclusive_reason(&d->record, detail, d->r->reason, sizeof d->r->reason);
-	d->r->reason_code = STATE_REASON_INCONCLUSIVE;
 }
 
 /* A decision at a read, up to whether the clock starts: in a frame of its own, gone by
@@ -489,163 +309,4 @@ void decision_at_read(const struct decision_setup *s, struct decision_result *r)
 	struct line_setup setup;
 	if (judged_at_read(s, r, &setup))
 		clock_started(r, &setup);
-}
-
-/* ---- what only a forced decision does: measure, and keep ---- */
-
-/* Set while the estimator's child measures: that child, and its threads, inherit it. */
-static _Atomic bool measuring_in_child ON_LOAD_PAGE;
-
-bool decision_measuring_in_child(void)
-{
-	return atomic_load_explicit(&measuring_in_child, memory_order_relaxed);
-}
-
-/* Where no record answers and another process is measuring for the same cache, its
- * answer, waited for at most the estimate's budget (record_lock); *lock is held where
- * this process is to measure. True with d->record (from the cache) when that one answers;
- * false with the reason set when it left none. */
-static bool measured_by_another_process(struct decision *d, int *lock, bool *none)
-{
-	const struct option_values *o = d->o;
-	uint64_t wait_ns = (o->num[OPT_ESTIMATE_BUDGET_US] + o->num[OPT_CALIBRATE_US]) * 1000 + 5000000;
-	*lock = record_lock(d->cache_path, wait_ns);
-	*none = false;
-	if (*lock != RECORD_LOCK_WAITED)
-		return false;
-	*lock = RECORD_LOCK_NONE;
-	struct record_text t;
-	if (record_cache_text(d->cache_path, &t) && answer_in(d, &t, &d->record) &&
-	    (d->record.estimate_verdict != ESTIMATE_INCONCLUSIVE ||
-	     refclock_now_ns(CLOCK_MONOTONIC) < d->record.retry_at_ns)) {
-		d->source = TSCSHIM_SOURCE_USER_CACHE;
-		d->inconclusive = d->record.estimate_verdict == ESTIMATE_INCONCLUSIVE;
-		return true;
-	}
-	*none = true;
-	pass_through(d, STATE_REASON_MEASURER_GONE, "another process was measuring and left no answer within the budget");
-	return false;
-}
-
-/* Why a measurement was inconclusive, for its reason. */
-static void describe_inconclusive(const struct option_values *o, const struct measurement *m, char *detail,
-				  size_t detail_size)
-{
-	struct text t = text_start(detail, detail_size);
-	text_add(&t, ": ");
-	if (m->problem[0]) {
-		text_add(&t, m->problem);
-		return;
-	}
-	text_add_u64(&t, m->analysis.loops);
-	text_add(&t, " loops, at least ");
-	text_add_u64(&t, m->analysis.min_ranges);
-	text_add(&t, " ranges per CPU pair (need ");
-	text_add_u64(&t, o->num[OPT_ESTIMATE_MIN_LOOPS]);
-	text_add(&t, " each)");
-}
-
-/* The estimate and the rate measured now, in a child process within the budget, into
- * d->record (inconclusive when the child did not answer), its analysis in *a; previous is
- * the inconclusive record it retries, if any. False (reason set) where nothing may be
- * measured, or the measurement was inconclusive (reason set, the record kept). */
-static bool measured_now(struct decision *d, const struct counter_identity *id, const struct cache_record *previous,
-			 struct estimate_analysis *a)
-{
-	struct measurement m;
-	const char *why = NULL;
-	struct cache_record prior = previous ? *previous : (struct cache_record){0};
-	d->key.cpu_signature = id->signature; /* a record measured now is this CPU's */
-	d->key.any_cpu_signature = false;
-	atomic_store_explicit(&measuring_in_child, true, memory_order_relaxed);
-	int rc = record_measure(d->o, &d->key, previous ? &prior : NULL, &d->record, &m, &why);
-	atomic_store_explicit(&measuring_in_child, false, memory_order_relaxed);
-	/* The estimator's fork ran the program's pthread_atfork handlers on this thread, and
-	 * they may have changed its mask (glibc's pthread_sigmask alone unblocks SIGCANCEL):
-	 * block every signal again for what follows (the gate restores the mask it saved). */
-	uint64_t mask_after_fork;
-	d->s.signals_blocked = d->s.signals_blocked && signals_block_all(&mask_after_fork);
-	if (rc != 0) {
-		pass_through(d, STATE_REASON_SECCOMP, why); /* record_measure's one refusal */
-		return false;
-	}
-	*a = m.analysis;
-	d->source = TSCSHIM_SOURCE_MEASURED;
-	if (d->record.estimate_verdict != ESTIMATE_INCONCLUSIVE)
-		return true;
-	char detail[200];
-	describe_inconclusive(d->o, &m, detail, sizeof detail);
-	record_inconclusive_reason(&d->record, detail, d->r->reason, sizeof d->r->reason);
-	d->r->reason_code = STATE_REASON_INCONCLUSIVE;
-	return false;
-}
-
-/* Into the per-user cache: a record measured now, or costs measured for a record (with
- * the clocksource they were measured under), or the machine-wide record where only its
- * boot id proved it this boot's (the wall clock stepped since it was written: the copy
- * carries the boot's time as the clock reads now, so that the next start's decision finds
- * it at its read without the id). */
-static void write_to_cache(const struct decision *d, bool costs_now)
-{
-	uint64_t a = d->record.boot_wall_ns, b = d->key.boot_wall_ns;
-	bool copy = d->source == TSCSHIM_SOURCE_SYSTEM_RECORD && abs_diff_u64(a, b) > CACHE_BOOT_WALL_SLACK_NS;
-	if (!d->cache_path || !(d->source == TSCSHIM_SOURCE_MEASURED || (costs_now && d->source != TSCSHIM_SOURCE_NONE) ||
-				copy))
-		return;
-	struct cache_record keep = d->record;
-	keep.boot_wall_ns = d->key.boot_wall_ns;
-	if (costs_now) {
-		const struct cost_ps *c = &d->r->cost;
-		struct cache_costs set = {c->kernel, c->syscall, c->fenced, c->unfenced, d->r->cost_build, c->fenced_plan, ""};
-		memcpy(set.clocksource, d->clocksource, sizeof set.clocksource);
-		cache_costs_keep(&keep, &set);
-	}
-	record_keep(d->cache_path, &keep);
-}
-
-/* On a reliable verdict in a forced decision: the record's costs that still hold judge
- * before the path opens; without them the path opens and its costs are measured on it
- * (cost.c), then judged. True when they were measured now. */
-static bool measure_costs_unless_held(struct decision *d)
-{
-	if (costs_that_still_hold(d)) {
-		if (worth_serving(d))
-			start_clock(d);
-		return false;
-	}
-	if (!start_clock(d))
-		return false;
-	cost_measure(cost_clock(d->r->served), d->r->rate_millihz, &d->r->cost);
-	clock_set_read_plan(cost_read_plan(&d->r->cost, d->r->fenced));
-	worth_serving(d);
-	return true;
-}
-
-void decision_forced(const struct decision_setup *s, struct decision_result *r)
-{
-	struct decision d;
-	begin(&d, s, r);
-	if (!key_of_this_boot(&d, true))
-		return;
-	int lock = RECORD_LOCK_NONE;
-	bool none = false, found = record_for_this_boot(&d, true), waited = false;
-	if (!found && d.cache_path && !d.lookup_failed)
-		found = waited = measured_by_another_process(&d, &lock, &none);
-	if (d.lookup_failed)
-		pass_through(&d, d.lookup_failed_code, d.lookup_failed);
-	struct counter_identity id;
-	if (d.lookup_failed || none || counter_refusal(&d, &id)) {
-		record_unlock(lock);
-		return;
-	}
-	struct estimate_analysis analysis;
-	bool costs_now = false;
-	if (found && d.inconclusive)
-		inconclusive_until_retry(&d, waited ? " on another process's start" : " on an earlier start");
-	else if ((found || measured_now(&d, &id, d.inconclusive ? &d.record : NULL, &analysis)) &&
-		 reliable_verdict(&d, &id, found ? NULL : &analysis))
-		costs_now = measure_costs_unless_held(&d);
-	if (d.source != TSCSHIM_SOURCE_NONE)
-		write_to_cache(&d, costs_now);
-	record_unlock(lock);
 }

@@ -1,5 +1,9 @@
 /* The gate (gate.h): when the decision runs, the claim, the stack it runs on, and the one
- * place its outcome is published.
+ * place its outcome is published. Owns the batching of the reads before the decision (the
+ * shared count is visible.c's), the claim and its page, the forced decision's stack, and
+ * gate_result's publication. May not decide (what a decision finds is decision.h's), nor
+ * touch the clock but to close it after a dead decider; the switch of stacks itself is
+ * shim/stack_switch.h's.
  *
  * Whoever decides runs in someone else's program, on whatever thread and stack made the
  * due read, perhaps in a signal handler on a small alternate stack. So the decision runs
@@ -25,6 +29,7 @@
 #include "say.h"
 #include "settings.h"
 #include "signals.h"
+#include "stack_switch.h"
 #include "visible.h"
 
 #include "libc_kind.h"
@@ -241,45 +246,10 @@ static bool claimed_elsewhere(uint64_t claim)
 
 /* ---- the stacks ---- */
 
-/* Sanitizer builds, whose runtimes track the stack, decide on the caller's. */
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define DECISION_OWN_STACK 0
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define DECISION_OWN_STACK 0
-#endif
-#endif
-#if !defined(DECISION_OWN_STACK) && defined(__x86_64__)
-#define DECISION_OWN_STACK 1
-#elif !defined(DECISION_OWN_STACK)
-#define DECISION_OWN_STACK 0
-#endif
-
 /* A forced decision's stack: it may measure, and the estimator's fork child returns on it
  * (the claim's page may be wiped in that child). Touched only by such a decision. */
 enum { FORCED_STACK_SIZE = 64 * 1024 };
 static AFTER_BSS _Alignas(4096) unsigned char forced_stack[FORCED_STACK_SIZE];
-
-/* fn(arg) on the stack whose top is top (16-byte aligned): rsp switched, the call made,
- * rsp restored; every register the call may change is declared so. */
-static void run_on_stack(void (*fn)(void *), void *arg, void *top)
-{
-#if DECISION_OWN_STACK
-	__asm__ volatile("mov %%rsp, %%rbx\n\t"
-			 "mov %[top], %%rsp\n\t"
-			 "call *%[fn]\n\t"
-			 "mov %%rbx, %%rsp"
-			 : "+D"(arg), [fn] "+S"(fn), [top] "+d"(top)
-			 :
-			 : "rbx", "rax", "rcx", "r8", "r9", "r10", "r11", "memory", "cc", "xmm0", "xmm1", "xmm2",
-			   "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12",
-			   "xmm13", "xmm14", "xmm15", "st", "st(1)", "st(2)", "st(3)", "st(4)", "st(5)", "st(6)",
-			   "st(7)");
-#else
-	(void)top;
-	fn(arg);
-#endif
-}
 
 /* For TSCSHIM_VERBOSE=2 (make stack-usage reads it): how much of a stack the decisions so
  * far used, its untouched low end being still zero (as the claim's page is before the

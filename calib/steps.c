@@ -25,6 +25,7 @@ struct note {
 	long arg;
 	uint64_t ticks;  /* the counter at the step's end, less the notes' own time so far */
 	long faults;     /* the process's page faults at the step's end */
+	long reads;      /* the kernel clock reads so far */
 };
 
 static struct {
@@ -34,6 +35,7 @@ static struct {
 	uint64_t start_ticks, start_ns;
 	uint64_t syscall_cost_ticks, fault_cost_ticks;
 	long last_faults;
+	long reads;
 	const char *file;
 	bool on;
 } steps;
@@ -77,8 +79,13 @@ void steps_note(const char *name, long arg)
 		faults = faults_now();
 	}
 	steps.last_faults = faults;
-	steps.notes[steps.count++] = (struct note){name, arg, t0 - steps.excluded, faults};
+	steps.notes[steps.count++] = (struct note){name, arg, t0 - steps.excluded, faults, steps.reads};
 	steps.excluded += __rdtsc() - t0;
+}
+
+void steps_kernel_read(void)
+{
+	steps.reads++;
 }
 
 void steps_syscall_begin(long number)
@@ -123,8 +130,8 @@ __attribute__((constructor(100))) static void steps_begin(void)
 }
 
 /* One block per process, appended in one write: "process PID TICKS_PER_NS", then one line
- * per note, "NAME<TAB>ARG<TAB>TICKS<TAB>FAULTS" (the ticks and faults of the step it ends,
- * since the note before), then "end". */
+ * per note, "NAME<TAB>ARG<TAB>TICKS<TAB>FAULTS<TAB>READS" (the ticks, faults and kernel
+ * clock reads of the step it ends, since the note before), then "end". */
 __attribute__((destructor)) static void steps_end(void)
 {
 	if (!steps.on)
@@ -134,14 +141,15 @@ __attribute__((destructor)) static void steps_end(void)
 	static char out[NOTES_MAX * 96 + 128];
 	size_t n = (size_t)snprintf(out, sizeof out, "process %d %.6f\n", getpid(), ticks_per_ns);
 	uint64_t ticks = 0;
-	long faults = 0;
+	long faults = 0, reads = 0;
 	for (int i = 0; i < steps.count && n < sizeof out - 96; i++) {
 		const struct note *s = &steps.notes[i];
 		if (i > 0)
-			n += (size_t)snprintf(out + n, sizeof out - n, "%s\t%ld\t%llu\t%ld\n", s->name, s->arg,
-					      (unsigned long long)(s->ticks - ticks), s->faults - faults);
+			n += (size_t)snprintf(out + n, sizeof out - n, "%s\t%ld\t%llu\t%ld\t%ld\n", s->name, s->arg,
+					      (unsigned long long)(s->ticks - ticks), s->faults - faults, s->reads - reads);
 		ticks = s->ticks;
 		faults = s->faults;
+		reads = s->reads;
 	}
 	n += (size_t)snprintf(out + n, sizeof out - n, "end\n");
 	int fd = open(steps.file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);

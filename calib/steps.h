@@ -21,6 +21,8 @@ void steps_note(const char *name, long arg);
 /* Around each system call of raw_syscall.h: the call's number. */
 void steps_syscall_begin(long number);
 void steps_syscall_end(long number);
+/* At each read of the kernel's clock (real_clock_gettime). */
+void steps_kernel_read(void);
 #else
 #define STEP(name) ((void)0)
 #endif

@@ -21,6 +21,7 @@
  * once that frame is gone. It never measures: where no record answers it passes through
  * and marks the cache, so that the next start measures at load. */
 #define _GNU_SOURCE
+#include "steps.h"
 #include "decision.h"
 #include "absdiff.h"
 
@@ -48,8 +49,8 @@ static void none_answers_at_read(struct decision *d)
 		pass_through(d, d->lookup_failed_code, d->lookup_failed);
 		return;
 	}
-	if (d->cache_path)
-		record_mark_stale(d->cache_path);
+	if (cache_path_of(d))
+		record_mark_stale(cache_path_of(d));
 	pass_through(d, STATE_REASON_NO_RECORD, "no record answers this process at its read (another boot, CPU or CPU set, or unusable); "
 			"nothing is measured at a program's read: passing through, the next start measures at load");
 }
@@ -181,7 +182,7 @@ static __attribute__((noinline)) bool costs_kept_in_cache(struct decision *d, ui
 	struct cache_record kept;
 	struct record_text t;
 	const struct cache_costs *c = NULL;
-	if (d->cache_path && record_cache_text(d->cache_path, &t) && answer_in(d, &t, &kept))
+	if (cache_path_of(d) && record_cache_text(cache_path_of(d), &t) && answer_in(d, &t, &kept))
 		c = costs_of_kernel_now(d, &kept, build);
 	d->lookup_failed = NULL; /* the verdict stands without them */
 	if (c)
@@ -268,7 +269,7 @@ static bool serve_without_costs(struct decision *d)
 	if (d->o->num[OPT_SERVE] == SERVE_ALWAYS)
 		return true;
 	if (d->source == TSCSHIM_SOURCE_USER_CACHE)
-		record_mark_stale(d->cache_path);
+		record_mark_stale(cache_path_of(d));
 	d->r->not_worth_it = true;
 	pass_through(d, STATE_REASON_NO_COSTS, "pass-through: the record holds no costs of this build under this clocksource "
 			"(tscshim calib --save stores them), and nothing is measured at a program's read");
@@ -285,10 +286,12 @@ static __attribute__((noinline)) bool judged_at_read(const struct decision_setup
 	begin(&d, s, r);
 	if (!key_of_this_boot(&d, false))
 		return false;
+	STEP("decision: the boot's time (vDSO)");
 	if (!record_for_this_boot(&d, false)) {
 		none_answers_at_read(&d);
 		return false;
 	}
+	STEP("decision: the record parsed, the answer found");
 	struct counter_identity id;
 	if (counter_refusal(&d, &id))
 		return false;
@@ -298,15 +301,21 @@ static __attribute__((noinline)) bool judged_at_read(const struct decision_setup
 	}
 	if (!reliable_verdict(&d, &id, NULL))
 		return false;
-	if (costs_that_still_hold(&d) ? !worth_serving(&d) : !serve_without_costs(&d))
+	STEP("decision: the verdict");
+	bool costs_hold = costs_that_still_hold(&d);
+	STEP("decision: the costs checked (the kernel's clock timed)");
+	if (costs_hold ? !worth_serving(&d) : !serve_without_costs(&d))
 		return false;
 	line_setup_of(&d, setup);
+	STEP("decision: the benefit gate");
 	return true;
 }
 
 void decision_at_read(const struct decision_setup *s, struct decision_result *r)
 {
 	struct line_setup setup;
-	if (judged_at_read(s, r, &setup))
+	if (judged_at_read(s, r, &setup)) {
 		clock_started(r, &setup);
+		STEP("decision: the clock started (anchors, first line published)");
+	}
 }

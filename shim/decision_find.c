@@ -107,7 +107,7 @@ bool record_for_this_boot(struct decision *d, bool forced)
 		if (say_level >= 2 && !d->lookup_failed)
 			say("machine-wide record ", t.path, ": not for this boot, CPU or CPU set", NULL);
 	}
-	if (d->lookup_failed || !d->cache_path || !record_cache_text(d->cache_path, &t) ||
+	if (d->lookup_failed || !cache_path_of(d) || !record_cache_text(cache_path_of(d), &t) ||
 	    !answer_in(d, &t, &d->record))
 		return false;
 	d->inconclusive = d->record.estimate_verdict == ESTIMATE_INCONCLUSIVE;

@@ -25,7 +25,8 @@ struct decision {
 	struct cache_record record;     /* the record that answers, once one does */
 	enum tscshim_source source;     /* where it came from; NONE: none answers (yet) */
 	bool inconclusive;              /* the cache's record is inconclusive */
-	const char *cache_path;         /* the per-user cache, NULL for none */
+	const char *cache_path;         /* the per-user cache, NULL for none: cache_path_of */
+	bool cache_path_known;          /* cache_path is made (only where a step needs it) */
 	struct cpu_mask cpus;           /* key.cpus points here once read */
 	char boot_id[sizeof ((struct cache_record *)0)->boot_id]; /* key.boot_id, once read */
 	char clocksource[CACHE_CLOCKSOURCE_MAX + 1]; /* "" where /sys cannot tell */
@@ -41,7 +42,18 @@ struct decision {
 /* A decision begins: its frame, from what the gate gave. */
 static inline void begin(struct decision *d, const struct decision_setup *s, struct decision_result *r)
 {
-	*d = (struct decision){.s = *s, .o = s->o, .r = r, .cache_path = record_cache_path(s->o)};
+	*d = (struct decision){.s = *s, .o = s->o, .r = r};
+}
+
+/* The per-user cache's path, made at its first need: a decision from the machine-wide
+ * record has none (making it asks XDG_RUNTIME_DIR's owner: a system call). */
+static inline const char *cache_path_of(struct decision *d)
+{
+	if (!d->cache_path_known) {
+		d->cache_path = record_cache_path(d->o);
+		d->cache_path_known = true;
+	}
+	return d->cache_path;
 }
 
 /* The decision ends here, passing through, saying why (the code for readers, the text for

@@ -43,13 +43,13 @@ static bool measured_by_another_process(struct decision *d, int *lock, bool *non
 {
 	const struct option_values *o = d->o;
 	uint64_t wait_ns = (o->num[OPT_ESTIMATE_BUDGET_US] + o->num[OPT_CALIBRATE_US]) * 1000 + 5000000;
-	*lock = record_lock(d->cache_path, wait_ns);
+	*lock = record_lock(cache_path_of(d), wait_ns);
 	*none = false;
 	if (*lock != RECORD_LOCK_WAITED)
 		return false;
 	*lock = RECORD_LOCK_NONE;
 	struct record_text t;
-	if (record_cache_text(d->cache_path, &t) && answer_in(d, &t, &d->record) &&
+	if (record_cache_text(cache_path_of(d), &t) && answer_in(d, &t, &d->record) &&
 	    (d->record.estimate_verdict != ESTIMATE_INCONCLUSIVE ||
 	     refclock_now_ns(CLOCK_MONOTONIC) < d->record.retry_at_ns)) {
 		d->source = TSCSHIM_SOURCE_USER_CACHE;
@@ -119,11 +119,11 @@ static bool measured_now(struct decision *d, const struct counter_identity *id, 
  * boot id proved it this boot's (the wall clock stepped since it was written: the copy
  * carries the boot's time as the clock reads now, so that the next start's decision finds
  * it at its read without the id). */
-static void write_to_cache(const struct decision *d, bool costs_now)
+static void write_to_cache(struct decision *d, bool costs_now)
 {
 	uint64_t a = d->record.boot_wall_ns, b = d->key.boot_wall_ns;
 	bool copy = d->source == TSCSHIM_SOURCE_SYSTEM_RECORD && abs_diff_u64(a, b) > CACHE_BOOT_WALL_SLACK_NS;
-	if (!d->cache_path || !(d->source == TSCSHIM_SOURCE_MEASURED || (costs_now && d->source != TSCSHIM_SOURCE_NONE) ||
+	if (!cache_path_of(d) || !(d->source == TSCSHIM_SOURCE_MEASURED || (costs_now && d->source != TSCSHIM_SOURCE_NONE) ||
 				copy))
 		return;
 	struct cache_record keep = d->record;
@@ -134,7 +134,7 @@ static void write_to_cache(const struct decision *d, bool costs_now)
 		memcpy(set.clocksource, d->clocksource, sizeof set.clocksource);
 		cache_costs_keep(&keep, &set);
 	}
-	record_keep(d->cache_path, &keep);
+	record_keep(cache_path_of(d), &keep);
 }
 
 /* The clock started as the record and the costs say (the decision at a read starts it
@@ -172,7 +172,7 @@ void decision_forced(const struct decision_setup *s, struct decision_result *r)
 		return;
 	int lock = RECORD_LOCK_NONE;
 	bool none = false, found = record_for_this_boot(&d, true), waited = false;
-	if (!found && d.cache_path && !d.lookup_failed)
+	if (!found && cache_path_of(&d) && !d.lookup_failed)
 		found = waited = measured_by_another_process(&d, &lock, &none);
 	if (d.lookup_failed)
 		pass_through(&d, d.lookup_failed_code, d.lookup_failed);

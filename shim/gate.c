@@ -18,6 +18,7 @@
  * The gate's own system calls: the signal mask's two, and where another thread exists to
  * find the claim held or to fork meanwhile, the thread's id and the claim page's mark. */
 #define _GNU_SOURCE
+#include "steps.h"
 #include "gate.h"
 #include "load_page.h"
 
@@ -323,6 +324,7 @@ static void decide(void *arg)
 			decision_at_read(&s, &gate_result);
 	}
 	publish(&gate_result, refclock_now_ns(CLOCK_MONOTONIC) - began, call->read_number);
+	STEP("decision: the result published");
 	const char *why_dlsym = "";
 	bool by_dlsym = say_level >= 2 && real_found_by_dlsym(&why_dlsym);
 	if (say_level >= 2)
@@ -353,11 +355,13 @@ static bool claim_and_decide(uint64_t read_number, uint64_t *held)
 	uint64_t me = alone ? only_thread_claim(read_number == 0)
 			    : (uint64_t)raw_syscall4(SYS_gettid, 0, 0, 0, 0) & 0xffffffffu;
 	uint64_t saved_mask;
+	STEP("decision: the claim's page written");
 	bool blocked = signals_block_all(&saved_mask);
 	int cancel_state;
 	bool cancel_set = pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state) == 0;
 	int saved_errno = errno;
 	bool claimed = atomic_compare_exchange_strong(&claim_page.claim, held, me);
+	STEP("decision: cancellation off, the claim taken");
 	if (claimed && !gate_decided()) {
 		call.signals_blocked = blocked;
 		run_on_stack(decide, &call,
@@ -368,6 +372,7 @@ static bool claim_and_decide(uint64_t read_number, uint64_t *held)
 	if (cancel_set)
 		(void)pthread_setcancelstate(cancel_state, &cancel_state);
 	signals_restore(blocked, &saved_mask);
+	STEP("decision: done");
 	return claimed;
 }
 
@@ -393,6 +398,7 @@ bool gate_decide_if_due(clockid_t clock, bool force)
 	 * work and never decide. */
 	if (decision_measuring_in_child())
 		return false;
+	STEP("decision: due (the program's own time before it)");
 	/* A write, not a load, is the first touch of the claim's page (it changes nothing):
 	 * a page first read and then written faults twice. */
 	uint64_t held = atomic_fetch_add_explicit(&claim_page.claim, 0, memory_order_acquire);

@@ -1,5 +1,6 @@
 /* The real functions found at load (shim/real.h): from the loader's tables, else dlsym(RTLD_NEXT), never ourselves. */
 #define _GNU_SOURCE
+#include "steps.h"
 #include "real.h"
 #include "load_page.h"
 
@@ -131,6 +132,9 @@ static int errno_return(long rc)
 
 int real_clock_gettime(clockid_t clock, struct timespec *ts)
 {
+#ifdef TSCSHIM_STEPS
+	steps_kernel_read();
+#endif
 	clock_gettime_fn *fn = (clock_gettime_fn *)real_function(REAL_CLOCK_GETTIME);
 	if (__builtin_expect(fn != NULL, 1))
 		return fn(clock, ts);

@@ -10,7 +10,8 @@ STEP of the shim's, or a system call), the median and quartiles of its time in m
 the processes). Steps are matched by their place in each process's sequence; processes
 whose sequence differs from the most common one are counted and left out.
 The staged costs of calib/steps.h (TSCTEST_SYSCALL_COST_NS, TSCTEST_FAULT_COST_NS) pass
-through as settings. --own-record (root): everything runs in a private mount namespace
+through as settings; PRELOAD_AFTER=LIBRARY preloads a library after the shim (the
+kernel's clock's double, build/test/librefclock.so). --own-record (root): everything runs in a private mount namespace
 with a /run of its own, where `tscshim calib --save` first writes the machine-wide record
 with the steps build's own costs, at the default path, so that no TSCSHIM_ variable need
 be set (a set one makes the load parse the options). --counts prints, instead of the table, one line of totals per
@@ -45,8 +46,8 @@ def parse(path):
                     processes.append(current)
                 current = None
             elif current is not None:
-                name, arg, ticks, faults = line.split("\t")
-                current["steps"].append((name, int(arg), int(ticks), int(faults)))
+                name, arg, ticks, faults, reads = line.split("\t")
+                current["steps"].append((name, int(arg), int(ticks), int(faults), int(reads)))
     return processes
 
 
@@ -68,19 +69,30 @@ def table(processes):
     signatures = collections.Counter(tuple((s[0], s[1]) for s in p["steps"]) for p in processes)
     signature, count = signatures.most_common(1)[0]
     kept = [p for p in processes if tuple((s[0], s[1]) for s in p["steps"]) == signature]
-    print("| # | step ended by | us (median) | quartiles | faults |")
-    print("| ---: | --- | ---: | --- | ---: |")
-    total = [0.0] * len(kept)
+    print("| # | step ended by | us (median) | quartiles | faults | kernel clock reads |")
+    print("| ---: | --- | ---: | --- | ---: | ---: |")
+    parts = collections.OrderedDict()
+    part = "load"
     for i, (name, arg) in enumerate(signature):
         us = [p["steps"][i][2] / p["rate"] / 1000.0 for p in kept]
         faults = [p["steps"][i][3] for p in kept]
+        reads = [p["steps"][i][4] for p in kept]
         low, mid, high = quartiles(us)
-        print("| %d | %s | %.1f | %.1f-%.1f | %g |" % (i + 1, label(name, arg), mid, low, high,
-                                                     statistics.median(faults)))
+        print("| %d | %s | %.1f | %.1f-%.1f | %g | %g |" % (i + 1, label(name, arg), mid, low, high,
+                                                          statistics.median(faults), statistics.median(reads)))
+        if name.startswith("decision: due"):
+            part = "decision"
+            continue  # the program's own time, between the two
+        if name == "decision: done":
+            part = "after the decision"
+        elif part == "after the decision":
+            continue
+        totals = parts.setdefault(part, [0.0] * len(kept))
         for k, v in enumerate(us):
-            total[k] += v
-    low, mid, high = quartiles(total)
-    print("| | in all | %.1f | %.1f-%.1f | |" % (mid, low, high))
+            totals[k] += v
+    for part, totals in parts.items():
+        low, mid, high = quartiles(totals)
+        print("| | %s, in all | %.1f | %.1f-%.1f | | |" % (part, mid, low, high))
     print()
     print("%d processes, %d with this sequence of steps" % (len(processes), count))
 
@@ -89,16 +101,21 @@ def counts(processes):
     """One line per process: system calls and faults at load and in the decision."""
     for p in processes:
         part, totals = "load", collections.Counter()
-        for name, _arg, _ticks, faults in p["steps"]:
-            if name.startswith("decision:") and part == "load":
+        for name, _arg, _ticks, faults, reads in p["steps"]:
+            if name.startswith("decision: due"):
                 part = "decision"
-            if name == "decision: due":
-                continue  # the program's own time and faults, between load and decision
+                continue  # the program's own time, faults and reads, between the two
+            if part == "after":
+                continue
             if name == "system call":
                 totals[part + "_syscalls"] += 1
             totals[part + "_faults"] += faults
+            totals[part + "_reads"] += reads
+            if name == "decision: done":
+                part = "after"
         print(" ".join("%s=%d" % (k, totals[k]) for k in
-                       ("load_syscalls", "load_faults", "decision_syscalls", "decision_faults")))
+                       ("load_syscalls", "load_faults", "load_reads", "decision_syscalls", "decision_faults",
+                        "decision_reads")))
 
 
 def in_own_record(argv):
@@ -124,10 +141,13 @@ def main(argv):
     with tempfile.TemporaryDirectory() as tmp:
         notes = os.path.join(tmp, "notes")
         env = dict(os.environ)
+        env["LD_PRELOAD"] = LIBRARY
         for s in settings:
             k, v = s.split("=", 1)
-            env[k] = v
-        env["LD_PRELOAD"] = LIBRARY
+            if k == "PRELOAD_AFTER":  # a library preloaded after the shim (a test double)
+                env["LD_PRELOAD"] = LIBRARY + " " + v
+            else:
+                env[k] = v
         env["TSCTEST_STEPS_FILE"] = notes
         for _ in range(runs):
             subprocess.run(program, env=env, stdout=subprocess.DEVNULL, check=False)

@@ -18,6 +18,13 @@ most() { # FIELD
 	sed -n "s/.*\\b$1=\\([0-9]*\\).*/\\1/p" <<<"$output" | sort -n | tail -1
 }
 
+# Its median: the decision's count where one process in three may have timed the kernel's
+# clock at a busy moment, which makes it ask /sys the clocksource's name (a libc page more;
+# decide.bats's "costs whose kernel figure is today's" holds that look to where it is due).
+usual() { # FIELD
+	sed -n "s/.*\\b$1=\\([0-9]*\\).*/\\1/p" <<<"$output" | sort -n | sed -n 2p
+}
+
 @test "steps: from the machine-wide record, no variable set, the load makes 3 system calls, no fault, no clock read; the decision 5, 1 fault, at most 90 reads" {
 	[ "$(id -u)" -eq 0 ] || skip "needs root (a /run of its own in a mount namespace, root's record)"
 	require_command unshare util-linux
@@ -35,8 +42,8 @@ most() { # FIELD
 	# decision: the signal mask's two, the directory's lstat, readlinkat, madvise; the
 	# claim's page; the kernel's clock timed (1 + 3 x 16), the boot's time, four clocks'
 	# first anchors
-	[ "$(most decision_syscalls)" -le 5 ]
-	[ "$(most decision_faults)" -le 1 ]
+	[ "$(usual decision_syscalls)" -le 5 ]
+	[ "$(usual decision_faults)" -le 1 ]
 	[ "$(most decision_reads)" -le 90 ]
 	grep -q 'decision_syscalls=[1-9]' <<<"$output" # it decided
 }
@@ -65,8 +72,8 @@ most() { # FIELD
 	[ "$(most load_syscalls)" -le 1 ]
 	# a variable set: the options are parsed, on a page of their own
 	[ "$(most load_faults)" -le 1 ]
-	[ "$(most decision_syscalls)" -le 7 ]
-	[ "$(most decision_faults)" -le 1 ]
+	[ "$(usual decision_syscalls)" -le 7 ]
+	[ "$(usual decision_faults)" -le 1 ]
 	[ "$(most decision_reads)" -le 90 ]
 	grep -q 'decision_syscalls=[1-9]' <<<"$output"
 }

@@ -7,6 +7,7 @@
 
 #include "decision_result.h"
 #include "record.h"
+#include "record_load.h"
 
 #include "cache.h"
 #include "system.h"

@@ -7,6 +7,7 @@
 
 #include "environment.h"
 #include "record.h"
+#include "record_load.h"
 #include "say.h"
 #include "stats.h"
 

@@ -19,7 +19,7 @@ const struct option_spec option_table[OPTION_COUNT] = {
 	[OPT_PROBES] = {"TSCSHIM_PROBES", OPTION_UINT, "1000", 10, U64(1000000), NULL,
 		"Estimator probes per CPU in one attempt."},
 	[OPT_ESTIMATE_BUDGET_US] = {"TSCSHIM_ESTIMATE_BUDGET_US", OPTION_UINT, "20000", 100, U64(60000000), NULL,
-		"Time the estimator may spend, retrying attempts whose statistics are too poor, before it calls the result inconclusive (us); a cold start waits at most this plus `TSCSHIM_CALIBRATE_US` plus 5 ms for the estimator's answer, and as long again for its child to start (measured: dear on a loaded microVM)."},
+		"Time the estimator may spend, retrying attempts whose statistics are too poor, before it calls the result inconclusive (us); a cold start waits at most this plus `TSCSHIM_CALIBRATE_US` plus 5 ms for its child to start, then as long for the estimator's answer, more by three times what that start took (a loaded host: each of the estimator's hand-offs waits alike): at most four times this sum."},
 	[OPT_ESTIMATE_MIN_LOOPS] = {"TSCSHIM_ESTIMATE_MIN_LOOPS", OPTION_UINT, "10", 1, U64(1000000), NULL,
 		"Full loops through all CPUs, and bracketed ranges per CPU pair, the estimator needs before its verdict counts; fewer make it inconclusive."},
 	[OPT_CALIBRATE_US] = {"TSCSHIM_CALIBRATE_US", OPTION_UINT, "2000", 100, U64(60000000), NULL,

@@ -1,4 +1,5 @@
-/* The benefit gate's measurement (cost.h).
+/* The benefit gate's measurement (cost.h). Owns the timing of the kernel's clock and of the
+ * served paths; judges nothing (calib/benefit.c weighs the figures, the decision keeps them).
  *
  * It runs in the decision after clock_start opened the path, so the served path timed is
  * the real one (clock_read_as and, rarely, its slow part) on the real line, fenced and

@@ -1,4 +1,5 @@
-/* The shim's one stderr line (shim/say.h), written with one write(2), async-signal-safe. */
+/* The shim's one stderr line (shim/say.h), written with one write(2), async-signal-safe.
+ * Owns the copy of stderr taken at load and the verbosity; what is said is its callers'. */
 #include "say.h"
 #include "load_page.h"
 

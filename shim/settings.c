@@ -1,5 +1,7 @@
 /* The options as they were at load (shim/settings.h): read once by the constructor, handed to
- * the reads before the decision and, resolved, to the decision. */
+ * the reads before the decision and, resolved, to the decision. Owns the parsed options and
+ * the load's verdict on them (refused, cold start, no /proc); decides nothing and reads no
+ * record (the load's check is shim/record_load.c's). */
 #define _GNU_SOURCE
 #include "settings.h"
 #include "load_page.h"

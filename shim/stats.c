@@ -1,4 +1,5 @@
-/* The per-process call counts and where the stats line goes (shim/stats.h). */
+/* The per-process call counts and where the stats line goes (shim/stats.h). Owns the
+ * counts; the line's text and its writing at exit are shim/status.c's. */
 #include "stats.h"
 #include "load_page.h"
 

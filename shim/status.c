@@ -1,4 +1,6 @@
-/* tscshim_status(), tscshim_status_sized() and the stats line at exit (shim/status.h). */
+/* tscshim_status(), tscshim_status_sized() and the stats line at exit (shim/status.h). Owns
+ * the answer's layout; reads the gate's result, the clock's tallies and the counts, and
+ * writes none of them (a query that forces the decision asks the gate for it). */
 #include "status.h"
 #include "load_page.h"
 

@@ -8,7 +8,7 @@
 # namespace, a tmpfs), so that each decides from its own build's costs. Then ROUNDS rounds,
 # the builds in turn within each: one run of ../shared/tools/decidecost.c (2,000
 # CLOCK_MONOTONIC reads; the 1,000th decides) and one of startcost.c (/bin/true: the own
-# start-up over an empty preloaded object, 20 runs). Prints per build the min / median /
+# start-up over an empty preloaded object, STARTCOST_RUNS runs, default 50). Prints per build the min / median /
 # max of: the deciding read (us), every read's excess summed (us), the page faults during
 # the reads, and startcost's own median (us).
 set -u
@@ -49,7 +49,7 @@ for r in $(seq "$rounds"); do
 	for name in "${names[@]}"; do
 		dir=$(cat "$work/$name/dir")
 		in_build "$name" env LD_PRELOAD="$dir/libtscshim.so" "$work/decidecost" 2000 >>"$work/$name/decide"
-		in_build "$name" "$work/startcost" 20 "$dir/libtscshim.so" >>"$work/$name/start"
+		in_build "$name" "$work/startcost" "${STARTCOST_RUNS:-50}" "$dir/libtscshim.so" >>"$work/$name/start"
 	done
 done
 

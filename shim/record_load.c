@@ -50,7 +50,7 @@ LOAD_PATH static uint64_t boot_wall_at_load(void)
  * calls keep warm: a readlinkat here, a kind of call nothing else at load makes, cost every
  * start 8-9 us more on the host measured, and a look at its directory 2-3 us): a symbolic
  * link (a regular file there is an older build's), root's, of a record's length, made
- * since this boot began (the boot's time through the vDSO, a second of slack for the
+ * since this boot began (the boot's time by two system calls, a second of slack for the
  * clocks' rounding: a process cannot mark root's link, and one kept from an earlier boot
  * on a persistent path would otherwise answer no read and let no start measure, all boot
  * long). Its directory and its text are the decision's to check and read. */

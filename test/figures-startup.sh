@@ -2,6 +2,7 @@
 # Start-up figures for doc/evidence/EVIDENCE-STARTUP.md (not a test: nothing is asserted).
 #   test/figures-startup.sh hog [N]    N cold starts (no cache) with a busy loop on every CPU:
 #                                      how many reach a verdict, and the decision times
+#   test/figures-startup.sh hog-ab N OLD.so NEW.so   the same, two builds interleaved start by start
 #   test/figures-startup.sh storm [N]  N processes started at once on an empty cache: how
 #                                      many measured, were served, passed through
 #   test/figures-startup.sh fifo [N]   N cold starts beside a SCHED_FIFO loop on CPU 1 (root)
@@ -51,6 +52,22 @@ hog)
 	cold_starts "$n"
 	echo "cold starts with a busy loop on each of $(nproc) CPUs:"
 	decisions "$tmp/log"
+	;;
+hog-ab)
+	old=$3 new=$4
+	for cpu in $(seq 0 $(($(nproc) - 1))); do
+		timeout 900 taskset -c "$cpu" bash -c 'while :; do :; done' &
+		hogs+=($!)
+	done
+	sleep 0.5
+	for i in $(seq "$n"); do
+		TSCSHIM_CACHE=off TSCSHIM_VERBOSE=1 LD_PRELOAD="$old" "$probe" >/dev/null 2>>"$tmp/old"
+		TSCSHIM_CACHE=off TSCSHIM_VERBOSE=1 LD_PRELOAD="$new" "$probe" >/dev/null 2>>"$tmp/new"
+	done
+	echo "cold starts with a busy loop on each of $(nproc) CPUs, $old:"
+	decisions "$tmp/old"
+	echo "the same, $new:"
+	decisions "$tmp/new"
 	;;
 storm)
 	for i in $(seq "$n"); do

@@ -179,6 +179,21 @@ none_served_after_settling() {
 	[[ "$output" == *"status: loaded=1 active=1 "* ]]
 }
 
+# MONOTONIC_RAW frozen, its fault confirmed by a second anchor that comes past the line's
+# hard end (the writer paused once it has its first, as a preempted one may be; make soak
+# met it once in 20 s): the clock is below the lapsed line's end by all the line ran on,
+# not below its own last reading. Held at what it served, never passed through below it
+# (it was: 6-10 values a run, up to 1 ms below).
+@test "hostile: MONOTONIC_RAW frozen, its fault confirmed past a line's end: held, never back" {
+	require_reliable
+	SHIM=$HOOKS hostile 2 monotonic-reference -- TSCTEST_FREEZE_EVERY_MS=300 TSCTEST_FREEZE_MS=50 \
+		TSCTEST_CLOCKS=monotonic_raw TSCTEST_PAUSE_WRITERS_US=100
+	[ "$status" -eq 0 ]
+	[ "$(field monotonic_raw backwards)" -eq 0 ]
+	[ "$(status_field stops)" -gt 0 ]
+	[ "$(status_field held_reads)" -gt 0 ]
+}
+
 @test "hostile: the reference steps 20 us forward every 100 ms: followed at once, never back" {
 	require_reliable
 	hostile 1 monotonic-reference -- TSCTEST_STEP_EVERY_MS=100 TSCTEST_STEP_NS=20000

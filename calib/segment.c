@@ -507,6 +507,16 @@ static bool track_resumes(const struct plan_inputs *in, struct line *next, int k
 	return good;
 }
 
+/* Whether track k's kernel clock went back itself: below its own last good reading by
+ * more than the bound (a frozen clock's readings, each brought to its anchor's counter
+ * value on the slope, differ by a little either way). Below the line proves no step back:
+ * a clock frozen since its last reading is below it by all the line ran on since. */
+static bool went_below_own_reading(const struct track_health *h, const struct anchor *a, int k,
+				   const struct plan_config *cfg)
+{
+	return h->last_at && a->ns[k] + cfg->bound_ns < h->last_ns;
+}
+
 /* Whether track k's reading lies beyond the bound of the old line, by more than half its
  * bracket: what would step or stop it. */
 static bool lone_reading_disagrees(const struct plan_inputs *in, int k)
@@ -570,14 +580,17 @@ static enum track_course track_course(const struct plan_inputs *in, struct line 
 		return COURSE_STOPPED;
 	}
 	if (stale) {
-		/* The lapsed line stood at its end, within the bound of the kernel then: a
-		 * kernel now below that, beyond the bound and the reading's doubt, went back
-		 * itself. It stops, passing its own step back through; any other course would
-		 * stand ahead of it for the whole step. */
+		/* The lapsed line ran on to its end from a reading within the bound of the
+		 * kernel: a kernel now below that end, beyond the bound and the reading's
+		 * doubt, stepped back, or stood still or slowed since that reading. It stops;
+		 * any other course would stand ahead of it. Only a kernel below its own last
+		 * reading went back itself and passes through; one frozen since (or slowed, or
+		 * back by less than the line ran on) is held at what the line handed out until
+		 * it catches up: passed through, it would go below values served before. */
 		int64_t below = (int64_t)(line_value(in->old, k, a->at[k]) - a->ns[k]) -
 				(int64_t)(a->width_ns[k] / 2 + 3 * a->spread_ns[k] + a->above_ns[k]);
 		if (!clock_table[k].wall && below > (int64_t)cfg->bound_ns) {
-			h->went_back = true;
+			h->went_back = went_below_own_reading(h, a, k, cfg);
 			*cause = TRACK_BEHIND;
 			return COURSE_STOPPED;
 		}
@@ -616,9 +629,7 @@ static enum track_course track_course(const struct plan_inputs *in, struct line 
 		 * have to step back. Where the kernel went below its own last reading, that step
 		 * back is its own: the stopped clock passes it through rather than stand still
 		 * for the whole step. */
-		/* Below it by more than the bound: a frozen clock's readings, each brought to
-		 * its anchor's counter value on the slope, differ by a little either way. */
-		h->went_back = h->last_at && a->ns[k] + cfg->bound_ns < h->last_ns;
+		h->went_back = went_below_own_reading(h, a, k, cfg);
 		*cause = TRACK_BEHIND;
 		return COURSE_STOPPED;
 	}

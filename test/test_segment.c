@@ -178,9 +178,9 @@ static void a_lapsed_line_reanchors_without_a_fault(void)
 	check_no_step_back(&old, &p.next);
 }
 
-/* Over a lapse the kernel stepped BOOTTIME back 10 ms: below the lapsed line's end (which
- * stood within the bound of it) it went back itself, and stops with its step passed
- * through, rather than be re-anchored 10 ms ahead of its kernel. */
+/* Over a lapse the kernel stepped BOOTTIME back 10 ms: below its own last reading, it went
+ * back itself, and stops with its step passed through, rather than be re-anchored 10 ms
+ * ahead of its kernel. */
 static void a_step_back_over_a_lapse_is_the_kernels_own(void)
 {
 	struct line old;
@@ -194,6 +194,35 @@ static void a_step_back_over_a_lapse_is_the_kernels_own(void)
 	CHECK(p.next.health[SERVED_BOOTTIME].stopped == TRACK_BEHIND);
 	CHECK(p.next.health[SERVED_BOOTTIME].went_back);
 	CHECK(track_serves(&p.next, SERVED_MONOTONIC));
+}
+
+/* MONOTONIC_RAW frozen since the middle of a segment, judged by an anchor taken as the
+ * line's hard end passed (make soak: a second anchor, taken to confirm a fault, came past
+ * it): below the lapsed line's end by all the line ran on since the freeze, but not below
+ * its own last reading. It did not go back: it stops held at what the line handed out,
+ * rather than pass its frozen value through below them (153 us below, in the soak). */
+static void a_freeze_over_a_lapse_is_held(void)
+{
+	struct line old;
+	first_line(&old, &steady, 10000000);
+	uint64_t frozen_at = old.cur.start + LIFE / 2;
+	uint64_t late = old.cur.until + 100;
+	struct kernel k = steady;
+	k.offset[SERVED_MONOTONIC_RAW] -= (int64_t)((double)(late - frozen_at) * RATE);
+	struct anchor a = anchor_of(&k, late, 0, 100);
+	struct plan p = plan_from(&old, &a, late);
+	CHECK(p.outcome == PLAN_STALE);
+	CHECK(track_serves(&p.next, SERVED_MONOTONIC));
+	CHECK(p.next.health[SERVED_MONOTONIC_RAW].stopped == TRACK_BEHIND);
+	CHECK(!p.next.health[SERVED_MONOTONIC_RAW].went_back);
+	CHECK(track_hold(&p.next, SERVED_MONOTONIC_RAW, UINT64_MAX) >=
+	      line_value(&old, SERVED_MONOTONIC_RAW, old.cur.until));
+	/* Below its own last reading by more than the bound, the same clock went back. */
+	k.offset[SERVED_MONOTONIC_RAW] -= (int64_t)((double)(frozen_at - old.cur.start) * RATE) + 2000;
+	a = anchor_of(&k, late, 0, 100);
+	p = plan_from(&old, &a, late);
+	CHECK(p.next.health[SERVED_MONOTONIC_RAW].stopped == TRACK_BEHIND);
+	CHECK(p.next.health[SERVED_MONOTONIC_RAW].went_back);
 }
 
 static void the_watchdog_stops_a_counter_that_ran_ahead(void)
@@ -1058,6 +1087,7 @@ int main(void)
 	RUN(a_lapsed_line_reanchors_without_a_fault);
 	RUN(the_watchdog_stops_a_counter_that_ran_ahead);
 	RUN(a_step_back_over_a_lapse_is_the_kernels_own);
+	RUN(a_freeze_over_a_lapse_is_held);
 	RUN(a_kernel_jump_reanchors_with_a_fresh_rate);
 	RUN(a_rate_change_is_followed_at_once);
 	RUN(boottime_steps_forward_realtime_steps_both_ways);

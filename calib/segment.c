@@ -76,7 +76,7 @@ static void rate_reset(struct rate_state *r, const struct anchor *a, const doubl
 {
 	for (int f = 0; f < 2; f++) {
 		r->ns_per_tick_q62[f] = r->center_q62[f] = rate_to_q62(ns_per_tick[f]);
-		r->probe_q62[f] = 0;
+		r->unconfirmed_q62[f] = 0;
 	}
 	rate_restart(r, a);
 }
@@ -151,6 +151,68 @@ static void adopt_rate(struct rate_state *r, int f, double measured, const struc
 	double lo = current * (1 - cfg->rate_change_most), hi = current * (1 + cfg->rate_change_most);
 	measured = measured < lo ? lo : measured > hi ? hi : measured;
 	r->ns_per_tick_q62[f] = r->center_q62[f] = rate_to_q62(measured);
+}
+
+/* Which families' rates change at this anchor, measured anew (their rates in measured[]),
+ * from the families whose clocks all show a disagreement that a change of rate explains
+ * (`shows`). A large one is adopted at once, as is one that follows a disagreement by
+ * less than a baseline (the rest of a change measured in part). A first one of a few bounds
+ * (MONOTONIC's within rate_confirm_ns) may as well be a jump of the kernel's clock
+ * (kvm-clock's few us): a rate measured over the interval that holds it would carry the
+ * jump on over the next interval, and serve that far off. It is acted on as a jump
+ * (stepped to, or slewed down to) at the rate the line had, and the next interval tells
+ * (*pending). A change of rate keeps disagreeing in proportion: over that interval the
+ * kernel's own readings give a rate on the same side of the line's, and at least half as
+ * far (the first interval, the change begun within it, showed only part): adopted, at that
+ * interval's rate, the new one throughout (*confirmed). A jump leaves the old rate
+ * fitting: dropped. */
+static uint32_t rates_to_adopt(const struct plan_inputs *in, struct line *next, uint32_t shows, double measured[2],
+			       uint32_t *pending, uint32_t *confirmed)
+{
+	const struct line *old = in->old;
+	const struct anchor *a = in->anchor;
+	const int mono = SERVED_MONOTONIC;
+	uint64_t disagreement = magnitude_i64((int64_t)(line_value(old, mono, a->at[mono]) - a->ns[mono]));
+	/* First: no disagreement at the last anchor, nor within the baseline a rate is
+	 * measured over since the last one (its rate, adopted in part or not at all, not yet
+	 * measured again). */
+	uint64_t ref = old->rate.ref_counter[FAMILY_MONOTONIC];
+	bool first = old->reanchors_in_a_row == 0 && ref && a->at[mono] >= ref + 4 * in->cfg->life_ticks;
+	bool small = disagreement <= in->cfg->rate_confirm_ns && first;
+	uint32_t adopt = 0;
+	*pending = *confirmed = 0;
+	for (int f = 0; f < 2; f++) {
+		int k = family_track[f];
+		uint32_t bit = 1u << f;
+		double rate = 0;
+		bool have = track_serves(old, k) && rate_since_last(&old->health[k], a, k, &rate);
+		next->rate.unconfirmed_q62[f] = 0;
+		if (old->rate.unconfirmed_q62[f] && !have && track_serves(old, k)) {
+			next->rate.unconfirmed_q62[f] = old->rate.unconfirmed_q62[f]; /* no reading: the next one tells */
+		} else if (old->rate.unconfirmed_q62[f] && have) {
+			double current = line_rate(old, f);
+			double first = (double)old->rate.unconfirmed_q62[f] / Q62 - current, second = rate - current;
+			if (first * second > 0 && 2 * abs_diff_double(second, 0) >= abs_diff_double(first, 0)) {
+				adopt |= bit;
+				*confirmed |= bit;
+				measured[f] = rate;
+				continue;
+			}
+		}
+		if (!(shows & bit) || !have)
+			continue;
+		if (small) {
+			*pending |= bit;
+			next->rate.unconfirmed_q62[f] = rate_to_q62(rate);
+		} else {
+			adopt |= bit;
+			measured[f] = rate;
+		}
+	}
+	/* MONOTONIC_RAW changes rate only with MONOTONIC (segment_plan). */
+	if (!(adopt & (1u << FAMILY_MONOTONIC)))
+		adopt &= ~(1u << FAMILY_RAW);
+	return adopt;
 }
 
 /* How far the kernel's clock k can have drifted from a line verified at its last good
@@ -312,6 +374,11 @@ static bool anchor_has(const struct anchor *a, int k)
  *  - max_rate_deviation: NTP slews by at most 500 ppm; the rest is margin;
  *  - rate_change_most: 1/16, the slope's own limit (plan_track): a migrated guest's TSC
  *    at another rate without scaling (steps of ~4.8 % reported), a hard slew;
+ *  - rate_confirm: 8 bounds: kvm-clock's small jumps (a few us) are confirmed as a change
+ *    of rate before one is adopted (rates_to_adopt), a migration's (4.8 %: 27 us in an
+ *    interval) adopted at once. A slowed kernel's lead of that much, slewed away by the
+ *    next anchor, overshoots past an anchor as late as the overlap (an eighth of a life)
+ *    by at most the bound;
  *  - retries: a stopped clock is measured again after 4 lives (three tries see a steady
  *    rate within 14 lives, 7 ms), the back-off doubling up to a second;
  *  - readings: an anchor takes up to 8 readings of a clock (the stack's room), a routine
@@ -344,6 +411,7 @@ bool plan_config_derive(struct plan_config *cfg, const struct plan_bounds *in)
 	cfg->narrow_ns = in->bound_ns / 2;
 	cfg->max_rate_deviation = 1e-3;
 	cfg->rate_change_most = 1.0 / 16;
+	cfg->rate_confirm_ns = 8 * in->bound_ns;
 	long double life_ns = (long double)in->bound_ns / (2 * 1000e-6L);
 	if (life_ns > (long double)in->resync_ms * 1e6L)
 		life_ns = (long double)in->resync_ms * 1e6L;
@@ -507,6 +575,16 @@ static bool track_resumes(const struct plan_inputs *in, struct line *next, int k
 	return good;
 }
 
+/* Whether track k's kernel clock went back itself: below its own last good reading by
+ * more than the bound (a frozen clock's readings, each brought to its anchor's counter
+ * value on the slope, differ by a little either way). Below the line proves no step back:
+ * a clock frozen since its last reading is below it by all the line ran on since. */
+static bool went_below_own_reading(const struct track_health *h, const struct anchor *a, int k,
+				   const struct plan_config *cfg)
+{
+	return h->last_at && a->ns[k] + cfg->bound_ns < h->last_ns;
+}
+
 /* Whether track k's reading lies beyond the bound of the old line, by more than half its
  * bracket: what would step or stop it. */
 static bool lone_reading_disagrees(const struct plan_inputs *in, int k)
@@ -570,14 +648,17 @@ static enum track_course track_course(const struct plan_inputs *in, struct line 
 		return COURSE_STOPPED;
 	}
 	if (stale) {
-		/* The lapsed line stood at its end, within the bound of the kernel then: a
-		 * kernel now below that, beyond the bound and the reading's doubt, went back
-		 * itself. It stops, passing its own step back through; any other course would
-		 * stand ahead of it for the whole step. */
+		/* The lapsed line ran on to its end from a reading within the bound of the
+		 * kernel: a kernel now below that end, beyond the bound and the reading's
+		 * doubt, stepped back, or stood still or slowed since that reading. It stops;
+		 * any other course would stand ahead of it. Only a kernel below its own last
+		 * reading went back itself and passes through; one frozen since (or slowed, or
+		 * back by less than the line ran on) is held at what the line handed out until
+		 * it catches up: passed through, it would go below values served before. */
 		int64_t below = (int64_t)(line_value(in->old, k, a->at[k]) - a->ns[k]) -
 				(int64_t)(a->width_ns[k] / 2 + 3 * a->spread_ns[k] + a->above_ns[k]);
 		if (!clock_table[k].wall && below > (int64_t)cfg->bound_ns) {
-			h->went_back = true;
+			h->went_back = went_below_own_reading(h, a, k, cfg);
 			*cause = TRACK_BEHIND;
 			return COURSE_STOPPED;
 		}
@@ -616,9 +697,7 @@ static enum track_course track_course(const struct plan_inputs *in, struct line 
 		 * have to step back. Where the kernel went below its own last reading, that step
 		 * back is its own: the stopped clock passes it through rather than stand still
 		 * for the whole step. */
-		/* Below it by more than the bound: a frozen clock's readings, each brought to
-		 * its anchor's counter value on the slope, differ by a little either way. */
-		h->went_back = h->last_at && a->ns[k] + cfg->bound_ns < h->last_ns;
+		h->went_back = went_below_own_reading(h, a, k, cfg);
 		*cause = TRACK_BEHIND;
 		return COURSE_STOPPED;
 	}
@@ -687,7 +766,8 @@ static void plan_track(const struct plan_inputs *in, struct plan *out, int k, en
 	/* Where the kernel's rate changed, at the next anchor (this one's expiry) instead:
 	 * the lead a slowed kernel left is gone by the time the next anchor judges the line,
 	 * which would otherwise take what is left of it for a disagreement of its own. */
-	const double aim = out->rate_changed & (1u << clock_table[k].family) ? (double)cfg->life_ticks : to_hard_end;
+	const double aim = (out->rate_changed | out->rate_pending) & (1u << clock_table[k].family) ? (double)cfg->life_ticks
+												    : to_hard_end;
 	double error_at_start = (double)(int64_t)(base - kernel_at_start);
 	double gain = anchor_gain(track_doubt_ns(a, k, &next->health[k]), cfg->narrow_ns);
 	double slope = rate - gain * error_at_start / aim;
@@ -704,6 +784,10 @@ static void plan_stop(const struct plan_inputs *in, struct plan *out, enum track
 	uint64_t went_back = out->next.health[SERVED_MONOTONIC].went_back;
 	out->next = *in->old;
 	out->next.stopped_now = 0;
+	/* Its tries measure the rate afresh: a change its last anchor left unconfirmed is
+	 * no try's. */
+	for (int f = 0; f < 2; f++)
+		out->next.rate.unconfirmed_q62[f] = 0;
 	line_stop(&out->next, cause);
 	struct track_health *h = &out->next.health[SERVED_MONOTONIC];
 	h->went_back = cause == TRACK_BEHIND && went_back;
@@ -743,6 +827,7 @@ void segment_plan(const struct plan_inputs *in, struct plan *out)
 	out->largest_error_ns = 0;
 	out->stepped = 0;
 	out->rate_changed = 0;
+	out->rate_pending = 0;
 	out->resumed = 0;
 	if (!anchor_has(a, SERVED_MONOTONIC)) {
 		out->outcome = PLAN_NO_ANCHOR;
@@ -779,9 +864,10 @@ void segment_plan(const struct plan_inputs *in, struct plan *out)
 	 * looks like a slow rate), and a rate taken from it would outlive the fault. */
 	if (family_change[FAMILY_RAW] != family_change[FAMILY_MONOTONIC])
 		family_change[FAMILY_RAW] = 0;
+	uint32_t shows = 0;
 	for (int f = 0; f < 2; f++)
 		if (family_change[f] == 1 || family_change[f] == -1)
-			out->rate_changed |= 1u << f;
+			shows |= 1u << f;
 	if (cause[SERVED_MONOTONIC] != TRACK_SERVING) {
 		plan_stop(in, out, cause[SERVED_MONOTONIC]);
 		return;
@@ -795,23 +881,25 @@ void segment_plan(const struct plan_inputs *in, struct plan *out)
 			out->outcome = PLAN_REANCHOR;
 	}
 	next->floor_raw_ratio_q62 = (uint64_t)(relative_rate(old, SERVED_MONOTONIC_RAW) * Q62);
-	bool disagreed = out->outcome == PLAN_REANCHOR || (out->rate_changed & (1u << FAMILY_MONOTONIC));
-	if (disagreed || out->rate_changed) {
+	bool disagreed = out->outcome == PLAN_REANCHOR || (shows & (1u << FAMILY_MONOTONIC));
+	double measured[2];
+	uint32_t confirmed;
+	out->rate_changed = rates_to_adopt(in, next, shows, measured, &out->rate_pending, &confirmed);
+	if (disagreed || shows || out->rate_changed) {
 		/* The kernel jumped, or its rate changed: a rate measured across it would be the
-		 * jump's, or a blend. A changed rate is measured over the last interval alone. */
+		 * jump's, or a blend. A changed rate is measured over one interval alone. */
 		rate_restart(&next->rate, a);
-		for (int f = 0; f < 2; f++) {
-			double measured;
-			if ((out->rate_changed & (1u << f)) &&
-			    rate_since_last(&old->health[family_track[f]], a, family_track[f], &measured))
-				adopt_rate(&next->rate, f, measured, cfg);
-		}
+		for (int f = 0; f < 2; f++)
+			if (out->rate_changed & (1u << f))
+				adopt_rate(&next->rate, f, measured[f], cfg);
 	} else {
 		rate_update(&next->rate, a, next->health, cfg);
 	}
 	/* Three disagreements in a row: the kernel's clock keeps jumping, or its rate keeps
-	 * changing. It passes through while it does (and is measured again, plan_stop). */
-	next->reanchors_in_a_row = disagreed ? old->reanchors_in_a_row + 1 : 0;
+	 * changing. It passes through while it does (and is measured again, plan_stop). A
+	 * change of rate confirmed here is the one its first disagreement counted. */
+	bool counted = (confirmed & (1u << FAMILY_MONOTONIC)) && old->reanchors_in_a_row;
+	next->reanchors_in_a_row = disagreed ? old->reanchors_in_a_row + !counted : 0;
 	if (next->reanchors_in_a_row >= 3) {
 		plan_stop(in, out, TRACK_JUMPS);
 		return;
@@ -884,8 +972,8 @@ void segment_resume(const struct plan_inputs *in, struct plan *out)
 	for (int f = 0; f < 2; f++) {
 		int k = family_track[f];
 		have[f] = rate_since_last(&old->health[k], a, k, &rate[f]);
-		double before = (double)old->rate.probe_q62[f] / Q62;
-		bool agrees = have[f] && old->rate.probe_q62[f] &&
+		double before = (double)old->rate.unconfirmed_q62[f] / Q62;
+		bool agrees = have[f] && old->rate.unconfirmed_q62[f] &&
 			      abs_diff_double(rate[f], before) <= before * cfg->max_rate_deviation / 2 &&
 			      rate[f] > cfg->calibrated_ns_per_tick * (1 - 4 * cfg->rate_change_most) &&
 			      rate[f] < cfg->calibrated_ns_per_tick * (1 + 4 * cfg->rate_change_most);
@@ -895,7 +983,7 @@ void segment_resume(const struct plan_inputs *in, struct plan *out)
 			agrees = true;
 		}
 		steady &= agrees;
-		next->rate.probe_q62[f] = have[f] ? rate_to_q62(rate[f]) : 0;
+		next->rate.unconfirmed_q62[f] = have[f] ? rate_to_q62(rate[f]) : 0;
 	}
 	struct track_health *mh = &next->health[mono];
 	bool quiet = anchor_has(a, mono) && !(a->lone & (1u << mono)) && a->spread_ns[mono] <= segment_first_spread_limit(cfg);

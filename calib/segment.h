@@ -54,8 +54,11 @@ struct rate_state {
 	uint64_t cand_counter[2], cand_ns[2];
 	uint64_t ns_per_tick_q62[2];        /* the kernel's recent rate, * 2^62 */
 	uint64_t center_q62[2];             /* the estimate stays within max_rate_deviation of it */
-	uint64_t probe_q62[2];              /* a line stopped whole: the rate over its last try's
-	                                     * interval (0: none yet), for segment_resume */
+	uint64_t unconfirmed_q62[2];        /* the kernel's rate over the last interval, for the
+	                                     * next to confirm (0: none): a line stopped whole,
+	                                     * its last try's (segment_resume); a serving line,
+	                                     * a small change of rate its last anchor showed
+	                                     * (rates_to_adopt) */
 };
 
 /* Why a track no longer serves (struct track_health's stopped), 0 while it does. A whole
@@ -238,6 +241,9 @@ struct plan_config {
 	double rate_change_most;  /* the largest change of the kernel's rate against the counter
 	                           * that a re-synchronization follows (a migrated guest, a hard
 	                           * slew); a disagreement it cannot explain is a jump or a step */
+	uint64_t rate_confirm_ns; /* a disagreement of MONOTONIC up to this that a change of rate
+	                           * explains is taken for one only once the next interval
+	                           * confirms it (a small jump looks alike) */
 	uint64_t retry_first_ticks; /* a stopped clock is first measured again after this */
 	uint64_t retry_most_ticks;  /* ...and the back-off doubles up to this */
 	/* The writer side's counts (shim/anchor.c, publish.c, resync.c, slow_path.c): */
@@ -377,6 +383,8 @@ struct plan {
 	uint32_t stepped;               /* bit per track the plan stepped to the kernel */
 	uint32_t rate_changed;          /* bit per enum clock_family whose rate was measured
 	                                 * anew after a disagreement its change explains */
+	uint32_t rate_pending;          /* ...and whose disagreement waits for the next interval
+	                                 * to tell a change of rate from a jump */
 	uint32_t resumed;               /* bit per track that serves again */
 };
 

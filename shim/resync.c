@@ -77,7 +77,7 @@ static void count_plan(const struct plan *p)
 		atomic_fetch_add_explicit(&clock_tally.stops, 1, memory_order_relaxed);
 	if (p->outcome != PLAN_STOP && p->outcome != PLAN_STILL)
 		atomic_fetch_add_explicit(&clock_tally.resyncs, 1, memory_order_relaxed);
-	if (p->rate_changed && p->outcome != PLAN_REANCHOR)
+	if ((p->rate_changed || p->rate_pending) && p->outcome != PLAN_REANCHOR)
 		atomic_fetch_add_explicit(&clock_tally.reanchors, 1, memory_order_relaxed);
 	note_resumes(&p->next, p->resumed);
 	note_stops(&p->next);

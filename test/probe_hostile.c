@@ -4,7 +4,10 @@
  *
  *   probe_hostile SECONDS THREADS LIMIT_NS SETTLE_US [monotonic-reference]
  *   (TSCTEST_PROBE_READS=N: N readings on each side, where the double's own readings
- *   are sometimes out of order; default 1)
+ *   are sometimes out of order; default 1. TSCTEST_PAUSE_WRITERS_US=N, with
+ *   build/test/libtscshim-hooks.so in the shim's place: while a misbehaving clock is
+ *   frozen, each writer pauses N us once it has its anchor, so that the second anchor it
+ *   takes to confirm a fault comes past the line's hard end, as a preempted writer's may)
  *
  * THREADS threads read CLOCK_MONOTONIC, MONOTONIC_RAW, BOOTTIME and REALTIME in turn for
  * SECONDS, each reading checked by test/hostile_check.h:
@@ -24,6 +27,7 @@
  * a usage error. */
 #define _GNU_SOURCE
 #include "hostile_check.h"
+#include "test_points.h"
 #include "tscshim.h"
 
 #include <pthread.h>
@@ -33,6 +37,23 @@
 static struct hostile_double dbl;
 static struct hostile_limits limits = {.reads_around = 1, .reference_tries = 1000};
 static _Atomic bool stop;
+
+static int64_t pause_writers_ns;
+
+/* The hooks build's test point: a writer with its anchor, paused while a clock is frozen
+ * (tsctest_settled_ns 0), the double's own clock read through it, not the shim. */
+static void pause_writer(int point)
+{
+	if (point != TEST_POINT_ANCHORED)
+		return;
+	for (int k = 0; k < HOSTILE_CLOCKS; k++)
+		if (dbl.settled_ns(hostile_clocks[k].id) == 0) {
+			struct timespec ts = {.tv_sec = 0, .tv_nsec = pause_writers_ns};
+			while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+				;
+			return;
+		}
+}
 
 struct reader {
 	pthread_t thread;
@@ -80,6 +101,16 @@ int main(int argc, char **argv)
 	if (!hostile_double_find(&dbl) || threads < 1 || threads > 64) {
 		fprintf(stderr, "probe_hostile: needs build/test/librefclock.so preloaded after the shim\n");
 		return 2;
+	}
+	const char *pause = getenv("TSCTEST_PAUSE_WRITERS_US");
+	if (pause && atoll(pause) > 0) {
+		void (**hook)(int) = (void (**)(int))dlsym(RTLD_DEFAULT, "tscshim_test_hook");
+		if (!hook) {
+			fprintf(stderr, "probe_hostile: TSCTEST_PAUSE_WRITERS_US needs build/test/libtscshim-hooks.so\n");
+			return 2;
+		}
+		pause_writers_ns = atoll(pause) * 1000;
+		*hook = pause_writer;
 	}
 	/* The decision, now (with TSCSHIM_DECIDE_AFTER=1 as the suites set it, the first read
 	 * would make it anyway): its moment starts the settling. */

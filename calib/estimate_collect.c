@@ -24,7 +24,6 @@
 
 #include <errno.h>
 #include <limits.h>
-#include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -73,6 +72,9 @@ static bool past(const struct collection *c)
 	return refclock_now_ns(CLOCK_MONOTONIC) > c->deadline_ns;
 }
 
+/* The futex operations by number: musl's headers leave out the kernel's <linux/futex.h>. */
+enum { FUTEX_WAIT_PRIVATE_OP = 128 /* FUTEX_WAIT | FUTEX_PRIVATE_FLAG */, FUTEX_WAKE_PRIVATE_OP = 129 };
+
 /* Asleep until a sibling that runs moves the turn on, or 1 ms: the sibling is not running
  * (its CPU is busy with something else). */
 static void sleep_until_woken(struct collection *c)
@@ -80,7 +82,7 @@ static void sleep_until_woken(struct collection *c)
 	uint32_t turn = atomic_load_explicit(&c->wake_turn, memory_order_acquire);
 	atomic_fetch_add_explicit(&c->asleep, 1, memory_order_acq_rel);
 	struct timespec most = {.tv_nsec = 1000000};
-	syscall(SYS_futex, &c->wake_turn, FUTEX_WAIT_PRIVATE, turn, &most, NULL, 0);
+	syscall(SYS_futex, &c->wake_turn, FUTEX_WAIT_PRIVATE_OP, turn, &most, NULL, 0);
 	atomic_fetch_sub_explicit(&c->asleep, 1, memory_order_acq_rel);
 }
 
@@ -90,7 +92,7 @@ static void wake_sleepers(struct collection *c)
 	if (atomic_load_explicit(&c->asleep, memory_order_acquire) == 0)
 		return;
 	atomic_fetch_add_explicit(&c->wake_turn, 1, memory_order_acq_rel);
-	syscall(SYS_futex, &c->wake_turn, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+	syscall(SYS_futex, &c->wake_turn, FUTEX_WAKE_PRIVATE_OP, INT_MAX, NULL, NULL, 0);
 }
 
 static void *collect(void *arg)

@@ -19,6 +19,17 @@ require_command() { # COMMAND PACKAGE
 
 # The shim must serve where the estimator says the machine is reliable; elsewhere the
 # serving tests have nothing to check and say so.
+# A test of what a machine without a TSCSHIM_ variable does, its record at the default path
+# in a /run of its own (a private mount namespace): root, unshare, a reliable TSC, and every
+# TSCSHIM_ variable the suite set unset.
+require_default_setup() {
+	[ "$(id -u)" -eq 0 ] || skip "needs root (a /run of its own in a mount namespace, root's record)"
+	require_command unshare util-linux
+	require_reliable
+	local v
+	for v in $(compgen -e | grep '^TSCSHIM_'); do unset "$v"; done
+}
+
 require_reliable() {
 	"$TSCSHIM" calib --calibrate-us 20000 >/dev/null 2>&1 || skip "this machine's TSC is not reliable"
 }

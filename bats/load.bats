@@ -211,11 +211,7 @@ PY
 	# starts, most of which never read a clock (doc/STARTUP.md). No variable set (a set one
 	# makes the load parse the options, on a page of its own): the record at its default
 	# path, in a private mount namespace with a /run of its own. Means over 20 runs each.
-	[ "$(id -u)" -eq 0 ] || skip "needs root for a mount namespace"
-	require_command unshare util-linux
-	require_reliable
-	local v
-	for v in $(compgen -e | grep '^TSCSHIM_'); do unset "$v"; done
+	require_default_setup
 	export -f faults_of_true
 	run unshare -m --propagation private bash -c '
 		mount -t tmpfs -o mode=0755 tmpfs /run || exit 3

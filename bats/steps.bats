@@ -26,11 +26,7 @@ usual() { # FIELD
 }
 
 @test "steps: from the machine-wide record, no variable set, the load makes 3 system calls, no fault, no clock read; the decision 5, 1 fault, at most 90 reads" {
-	[ "$(id -u)" -eq 0 ] || skip "needs root (a /run of its own in a mount namespace, root's record)"
-	require_command unshare util-linux
-	require_reliable
-	local v
-	for v in $(compgen -e | grep '^TSCSHIM_'); do unset "$v"; done
+	require_default_setup
 	run python3 "$STEPS" 3 --own-record --counts "${DEAR[@]}" -- "$DUE" 2000
 	echo "$output"
 	[ "$status" -eq 0 ]
@@ -49,11 +45,7 @@ usual() { # FIELD
 }
 
 @test "steps: /bin/true, which reads no clock, pays the load alone: 3 system calls, no fault" {
-	[ "$(id -u)" -eq 0 ] || skip "needs root (a /run of its own in a mount namespace, root's record)"
-	require_command unshare util-linux
-	require_reliable
-	local v
-	for v in $(compgen -e | grep '^TSCSHIM_'); do unset "$v"; done
+	require_default_setup
 	run python3 "$STEPS" 3 --own-record --counts "${DEAR[@]}" -- /bin/true
 	echo "$output"
 	[ "$status" -eq 0 ]

@@ -116,7 +116,7 @@ $(B)/test/libtscshim-hooks.so: $(HOOKS_OBJ) $(B)/libtsccalib.a test/hooks.map sh
 STEPS_OBJ := $(SHIM_SRC:%.c=$(B)/steps/%.o) $(CALIB_SRC:%.c=$(B)/steps/%.o)
 $(B)/steps/%.o: %.c $(wildcard calib/*.h include/*.h shim/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -DTSCSHIM_STEPS -c $< -o $@
+	$(CC) $(ALL_CFLAGS) -DTSCTEST_STEPS_BUILD -c $< -o $@
 $(B)/test/libtscshim-steps.so: $(STEPS_OBJ) shim/exports.map shim/load_path.ld shim/decision_path.ld shim/data_layout.ld
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -shared -Wl,--version-script=shim/exports.map -Wl,-z,now \

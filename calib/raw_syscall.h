@@ -24,7 +24,7 @@
 
 MUST_CHECK static inline long raw_syscall4(long number, long a, long b, long c, long d)
 {
-#ifdef TSCSHIM_STEPS
+#ifdef TSCTEST_STEPS_BUILD
 	steps_syscall_begin(number);
 #endif
 #if defined(__x86_64__)
@@ -34,7 +34,7 @@ MUST_CHECK static inline long raw_syscall4(long number, long a, long b, long c, 
 			 : "=a"(result)
 			 : "0"(number), "D"(a), "S"(b), "d"(c), "r"(r10)
 			 : "rcx", "r11", "memory");
-#ifdef TSCSHIM_STEPS
+#ifdef TSCTEST_STEPS_BUILD
 	steps_syscall_end(number);
 #endif
 	return result;

@@ -2,7 +2,7 @@
  * end, the staged costs of a dear host, and the notes' file at exit. Owns nothing else; in
  * every build but the steps build this file is empty. Test instrument, not production code:
  * it may call libc freely. */
-#ifdef TSCSHIM_STEPS
+#ifdef TSCTEST_STEPS_BUILD
 #define _GNU_SOURCE
 #include "steps.h"
 

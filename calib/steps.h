@@ -1,5 +1,5 @@
 /* Where the start-up and the decision spend their time, step by step: the steps build only
- * (-DTSCSHIM_STEPS, build/test/libtscshim-steps.so, never installed). Each STEP(name), and
+ * (-DTSCTEST_STEPS_BUILD, build/test/libtscshim-steps.so, never installed). Each STEP(name), and
  * each system call made through raw_syscall.h, notes the counter and the process's page
  * faults so far; at exit the notes go to the file TSCTEST_STEPS_FILE names, and
  * test/steps.py turns many processes' notes into doc/STARTUP.md's table of what each step
@@ -14,7 +14,7 @@
 #ifndef CALIB_STEPS_H
 #define CALIB_STEPS_H
 
-#ifdef TSCSHIM_STEPS
+#ifdef TSCTEST_STEPS_BUILD
 /* A step ends here: NAME is a string literal. */
 void steps_note(const char *name, long arg);
 #define STEP(name) steps_note(name, 0)

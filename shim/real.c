@@ -132,7 +132,7 @@ static int errno_return(long rc)
 
 int real_clock_gettime(clockid_t clock, struct timespec *ts)
 {
-#ifdef TSCSHIM_STEPS
+#ifdef TSCTEST_STEPS_BUILD
 	steps_kernel_read();
 #endif
 	clock_gettime_fn *fn = (clock_gettime_fn *)real_function(REAL_CLOCK_GETTIME);

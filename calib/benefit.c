@@ -19,6 +19,23 @@ enum kernel_path benefit_kernel_path(const struct cost *c)
 	return KERNEL_PATH_VDSO;
 }
 
+bool benefit_same_kernel_path(double now_ns, const struct cost *then)
+{
+	enum kernel_path was = benefit_kernel_path(then);
+	/* Where the set was the vDSO, its kernel figure is a vDSO read; where it was a system
+	 * call, a fenced counter read stands in for one (they cost about the same). */
+	double vdso_ns = was == KERNEL_PATH_VDSO ? then->kernel_ns : then->fenced_ns;
+	if (!usable(now_ns) || !usable(vdso_ns) || !usable(then->syscall_ns) || vdso_ns >= then->syscall_ns) {
+		struct cost now = {.kernel_ns = now_ns, .syscall_ns = then->syscall_ns};
+		return benefit_kernel_path(&now) == was;
+	}
+	/* The geometric mean of the two: as many times a vDSO read as a system call is times
+	 * it. Half the system call is not: a busy moment inflates the set's median system call
+	 * (13x seen), and the cheapest of a few timed now falls under half of it. */
+	enum kernel_path is = now_ns * now_ns >= vdso_ns * then->syscall_ns ? KERNEL_PATH_SYSCALL : KERNEL_PATH_VDSO;
+	return is == was;
+}
+
 const char *kernel_path_name(enum kernel_path path)
 {
 	return path == KERNEL_PATH_SYSCALL ? "syscall" : "vdso";

@@ -26,6 +26,11 @@ struct cost {
 enum kernel_path benefit_kernel_path(const struct cost *c);
 const char *kernel_path_name(enum kernel_path path); /* "vdso" or "syscall" */
 
+/* Whether a kernel clock timed now at now_ns a call (the cheapest of a few blocks) is read
+ * the way the costs `then` say, vDSO or system call: on which side it falls of the
+ * geometric mean of a vDSO read and then's system call. */
+bool benefit_same_kernel_path(double now_ns, const struct cost *then);
+
 /* Whether a kernel clock that costs now_ps per call now is the one a record measured at
  * recorded_ps: within BENEFIT_KERNEL_AGREE_PCT percent. Read a few calls at the decision,
  * it stands in for the clocksource's name (a path under /sys, three system calls): the

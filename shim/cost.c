@@ -173,9 +173,10 @@ uint64_t cost_kernel_now_ps(clockid_t clock, uint64_t rate_millihz)
 
 bool cost_still_applies(uint64_t now_ps, const struct cost_ps *cached)
 {
-	struct cost now = {.kernel_ns = now_ps / 1e3, .syscall_ns = cached->syscall / 1e3};
-	struct cost then = {.kernel_ns = cached->kernel / 1e3, .syscall_ns = cached->syscall / 1e3};
-	return benefit_kernel_path(&now) == benefit_kernel_path(&then);
+	struct cost then = {.kernel_ns = cached->kernel / 1e3,
+			    .syscall_ns = cached->syscall / 1e3,
+			    .fenced_ns = cached->fenced / 1e3};
+	return benefit_same_kernel_path(now_ps / 1e3, &then);
 }
 
 #ifdef TSCSHIM_TEST_HOOKS

@@ -152,7 +152,8 @@ static const struct cache_costs *costs_of_kernel_now(struct decision *d, const s
 	uint64_t now = cost_kernel_now_ps(cost_clock(d->r->served), d->r->rate_millihz);
 	uint64_t best_apart = UINT64_MAX;
 	for (int i = 0; !d->clocksource_read && i < n; i++) {
-		struct cost_ps then = {.kernel = sets[i]->kernel_ps, .syscall = sets[i]->syscall_ps};
+		struct cost_ps then = {
+			.kernel = sets[i]->kernel_ps, .syscall = sets[i]->syscall_ps, .fenced = sets[i]->fenced_ps};
 		uint64_t apart = abs_diff_u64(now, then.kernel);
 		if (benefit_kernel_cost_agrees((double)now, (double)then.kernel) && cost_still_applies(now, &then) &&
 		    apart < best_apart) {
@@ -171,7 +172,9 @@ static const struct cache_costs *costs_of_kernel_now(struct decision *d, const s
 	if (best)
 		return best;
 	const struct cache_costs *named = cache_costs_of(rec, build, read_clocksource(d));
-	struct cost_ps then = {.kernel = named ? named->kernel_ps : 0, .syscall = named ? named->syscall_ps : 0};
+	struct cost_ps then = {.kernel = named ? named->kernel_ps : 0,
+			       .syscall = named ? named->syscall_ps : 0,
+			       .fenced = named ? named->fenced_ps : 0};
 	return named && cost_still_applies(now, &then) ? named : NULL;
 }
 

@@ -249,6 +249,8 @@ struct plan_config {
 	/* The writer side's counts (shim/anchor.c, publish.c, resync.c, slow_path.c): */
 	int readings_most;        /* readings one clock's share of an anchor takes at most
 	                           * (at most ANCHOR_READINGS_ROOM: they are on the stack) */
+	bool seek_narrow;         /* more readings, up to readings_most, for a narrow one: not
+	                           * where a kernel read costs more than narrow_ns itself */
 	int resync_readings;      /* good readings a routine re-synchronization wants a clock */
 	int full_readings;        /* ...a first line, a lapsed line, a fault before it is acted
 	                           * on, a resumption */
@@ -272,6 +274,8 @@ struct plan_bounds {
 	uint64_t resync_ms;       /* TSCSHIM_RESYNC_MS: the longest life */
 	double ns_per_tick;       /* the calibrated rate */
 	bool serves_realtime;     /* a wall clock is served: its steps must show quickly */
+	uint64_t kernel_read_ns;  /* what one read of the kernel's clock costs, as the costs
+	                           * measured it (0: not measured) */
 };
 
 /* Every count, ratio and interval the line's planning uses, derived in one place from the

@@ -33,7 +33,8 @@ static struct clock_reading read_clock(clockid_t id)
 }
 
 /* Every served clock at one counter value, each from readings of its own bracketed by
- * the counter: at least `want` good ones, one of them narrow, in at most `tries` (a
+ * the counter: at least `want` good ones, one of them narrow where one can be
+ * (plan_cfg.seek_narrow), in at most `tries` (a
  * clock that fails, reads out of order or slowly takes more). Each reading is brought to
  * the anchor's counter value on the rate of its clock's family as `line` last measured it
  * (the calibrated rate without a line). A clock with no good reading is left out of
@@ -56,7 +57,7 @@ void take_anchor(struct anchor *a, int tries, int want, const struct line *line)
 		int n = 0, good = 0, calls = 0;
 		uint64_t first_good = 0;
 		bool narrow = false;
-		while (n < tries && n < ANCHOR_READINGS_ROOM && (good < want || !narrow)) {
+		while (n < tries && n < ANCHOR_READINGS_ROOM && (good < want || (!narrow && plan_cfg.seek_narrow))) {
 			r[n] = read_clock(clock_table[k].id);
 			calls++;
 			if (good && calls <= 2 * tries && reading_is_good(&r[n], 0, &own) &&

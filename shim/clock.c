@@ -62,6 +62,7 @@ int clock_start(const struct line_setup *setup, const char **err)
 		.resync_ms = setup->resync_ms,
 		.ns_per_tick = (double)setup->ns_per_tick,
 		.serves_realtime = setup->served & (1u << SERVED_REALTIME),
+		.kernel_read_ns = setup->kernel_read_ns,
 	};
 	if (!plan_config_derive(&plan_cfg, &bounds)) {
 		*err = "the re-synchronization interval rounds to zero ticks";

@@ -28,6 +28,7 @@ struct line_setup {
 	                           * does): the first publication need not block them again */
 	bool wiped_marked;        /* the caller had the kernel mark the fork-wiped pages (the
 	                           * decision's claim does, where other threads exist): not again */
+	uint64_t kernel_read_ns;  /* what a read of the kernel's clock costs (the costs'), 0 unknown */
 };
 
 /* Anchors the first line on the kernel's clocks and opens the counter path for the

@@ -24,6 +24,7 @@
 static struct {
 	bool system_passed;   /* the machine-wide record passed the load's check */
 	bool cache_path_made; /* cache_path is the per-user cache's default path */
+	uint64_t boot_wall_ns; /* the boot's wall-clock time the check took, 0 none */
 	char cache_path[256];
 } at_load ON_LOAD_PAGE;
 
@@ -33,6 +34,11 @@ static char long_cache_path[SAFEFILE_PATH_MAX];
 bool record_system_passed_load(void)
 {
 	return at_load.system_passed;
+}
+
+uint64_t record_boot_wall_at_load(void)
+{
+	return at_load.boot_wall_ns;
 }
 
 /* The boot's wall-clock time at load, REALTIME less BOOTTIME, by two system calls: not
@@ -60,8 +66,11 @@ LOAD_PATH static bool system_record_may_answer(const char *path)
 	if (raw_syscall4(SYS_newfstatat, AT_FDCWD, (long)path, (long)&st, AT_SYMLINK_NOFOLLOW) != 0)
 		return false;
 	uint64_t made = (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec;
-	return S_ISLNK(st.st_mode) && st.st_uid == 0 && st.st_size > 0 && st.st_size <= CACHE_MAX_SIZE &&
-	       st.st_mtim.tv_sec > 0 && made + 1000000000ull >= boot_wall_at_load();
+	if (!S_ISLNK(st.st_mode) || st.st_uid != 0 || st.st_size <= 0 || st.st_size > CACHE_MAX_SIZE ||
+	    st.st_mtim.tv_sec <= 0)
+		return false;
+	at_load.boot_wall_ns = boot_wall_at_load();
+	return made + 1000000000ull >= at_load.boot_wall_ns;
 }
 
 /* What a per-user cache file must be, checked at load from one lstat, with no file read: a

@@ -29,6 +29,11 @@ bool record_boot_known(void);
  * (a forced decision always does: it may have been written since). */
 bool record_system_passed_load(void);
 
+/* The boot's wall-clock time the load's check of the machine-wide record took (REALTIME
+ * less BOOTTIME, by system calls), 0 where it took none: the decision's key, which then
+ * reads no clock for it. */
+uint64_t record_boot_wall_at_load(void);
+
 /* The per-user cache's path (the option, or the default), or NULL for none; no system
  * call where the load made it already. The cache, and its lock, belong to the effective
  * uid the process started with (the auxiliary vector's). */

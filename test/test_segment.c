@@ -1032,6 +1032,16 @@ static void plan_config_is_derived(void)
 	CHECK(c.rate_change_most == cfg.rate_change_most && c.max_rate_deviation == cfg.max_rate_deviation);
 	CHECK(c.narrow_ns == cfg.narrow_ns && c.watchdog_ns == cfg.watchdog_ns);
 	CHECK_EQ_U64(c.rate_confirm_ns, cfg.rate_confirm_ns);
+	/* A narrow reading is sought where a kernel read can be one: not measured, or cheaper
+	 * than narrow_ns; not where one read costs more (a system call on a microVM). */
+	CHECK(c.seek_narrow);
+	b.kernel_read_ns = 26;
+	CHECK(plan_config_derive(&c, &b) && c.seek_narrow);
+	b.kernel_read_ns = c.narrow_ns;
+	CHECK(plan_config_derive(&c, &b) && c.seek_narrow);
+	b.kernel_read_ns = 1100;
+	CHECK(plan_config_derive(&c, &b) && !c.seek_narrow);
+	b.kernel_read_ns = 0;
 	/* A segment is served for a life and its overlap: at the rate error allowed (NTP's
 	 * slew and the estimate's own, max_rate_deviation each) it stays within the bound. */
 	for (uint64_t bound = 100; bound <= 1000000; bound *= 10) {

@@ -14,7 +14,9 @@ through as settings; PRELOAD_AFTER=LIBRARY preloads a library after the shim (th
 kernel's clock's double, build/test/librefclock.so). --own-record (root): everything runs in a private mount namespace
 with a /run of its own, where `tscshim calib --save` first writes the machine-wide record
 with the steps build's own costs, at the default path, so that no TSCSHIM_ variable need
-be set (a set one makes the load parse the options). --counts prints, instead of the table, one line of totals per
+be set (a set one makes the load parse the options); --own-record=FILE makes FILE's text the
+record instead (a per-user cache a cold start wrote, under the kernel clock's double, say).
+--counts prints, instead of the table, one line of totals per
 process kind: system calls, page faults and notes, load and decision apart (for tests).
 """
 import collections
@@ -118,19 +120,26 @@ def counts(processes):
                         "decision_reads")))
 
 
-def in_own_record(argv):
-    """Runs this script again in a private mount namespace with a record of its own."""
-    script = ('mount -t tmpfs -o mode=0755 tmpfs /run && '
-              'TSCSHIM_LIBRARY="$1" "$2" calib --save --calibrate-us 100000 >/dev/null 2>&1 && '
-              'shift 2 && exec python3 "$@"')
+def in_own_record(argv, text_from=None):
+    """Runs this script again in a private mount namespace with a record of its own: the
+    one `tscshim calib --save` writes, or text_from's text, as a link that calib would make."""
+    if text_from:
+        save = ('mkdir -m 755 /run/tscshim && python3 -c "import os, sys; '
+                'os.symlink(open(sys.argv[1]).read(), \'/run/tscshim/calibration\')" "$3"')
+    else:
+        save = 'TSCSHIM_LIBRARY="$1" "$2" calib --save --calibrate-us 100000 >/dev/null 2>&1'
+    script = 'mount -t tmpfs -o mode=0755 tmpfs /run && ' + save + ' && shift 3 && exec python3 "$@"'
     cmd = ["unshare", "-m", "--propagation", "private", "sh", "-c", script, "_", LIBRARY,
-           os.path.join(ROOT, "build", "tscshim"), os.path.abspath(__file__)] + argv
+           os.path.join(ROOT, "build", "tscshim"), os.path.abspath(text_from or "/"),
+           os.path.abspath(__file__)] + argv
     return subprocess.run(cmd, check=False).returncode
 
 
 def main(argv):
-    if "--own-record" in argv:
-        return in_own_record([a for a in argv if a != "--own-record"])
+    own = [a for a in argv if a == "--own-record" or a.startswith("--own-record=")]
+    if own:
+        rest = [a for a in argv if a not in own]
+        return in_own_record(rest, own[0].split("=", 1)[1] if "=" in own[0] else None)
     only_counts = "--counts" in argv
     argv = [a for a in argv if a != "--counts"]
     if "--" not in argv or len(argv) < 3:

@@ -717,10 +717,14 @@ static enum track_course track_course(const struct plan_inputs *in, struct line 
 
 /* Track k's segment from start, on its course: its base continues the old line there,
  * or starts at the kernel where it stepped (or the line lapsed), and its slope aims at
- * the kernel where the next segment will begin. */
+ * the kernel where the next segment will begin. A blind clock of MONOTONIC's family
+ * follows MONOTONIC's segment where `monotonic_placed` (MONOTONIC read at this anchor
+ * and serving on: slewed or stepped; planned before it, as track 0). */
 static void plan_track(const struct plan_inputs *in, struct plan *out, int k, enum track_course course,
-		       uint64_t start, bool stale)
+		       uint64_t start, bool stale, bool monotonic_placed)
 {
+	const bool follows_monotonic = monotonic_placed && k != SERVED_MONOTONIC &&
+				       clock_table[k].family == FAMILY_MONOTONIC;
 	const struct anchor *a = in->anchor;
 	const struct plan_config *cfg = in->cfg;
 	struct line *next = &out->next;
@@ -732,6 +736,18 @@ static void plan_track(const struct plan_inputs *in, struct plan *out, int k, en
 		return;
 	}
 	if (course == COURSE_BLIND) {
+		if (follows_monotonic) {
+			/* MONOTONIC plus an offset (BOOTTIME, REALTIME): where MONOTONIC could be
+			 * placed, so can it, at the offset the old line held. Gone on at the
+			 * family's rate from the old line's error instead, it would carry a
+			 * change of rate's whole lead through one more interval, and a second
+			 * change's on top of it (twice the envelope). */
+			const struct track_params *mono = &next->cur.clk[SERVED_MONOTONIC];
+			next->cur.clk[k].base = base + (mono->base - segment_value(&in->old->cur, SERVED_MONOTONIC, start));
+			next->cur.clk[k].mult = mono->mult;
+			next->cur.clk[k].shift = mono->shift;
+			return;
+		}
 		next->cur.clk[k].base = base;
 		set_slope(&next->cur, k, rate, rate);
 		return;
@@ -919,12 +935,15 @@ void segment_plan(const struct plan_inputs *in, struct plan *out)
 	bool from_anchor = !stale && course[SERVED_MONOTONIC] == COURSE_STEP && a->counter < old->cur.until;
 	uint64_t start = stale || from_anchor ? a->counter : old->cur.until;
 	next->prev = old->cur;
+	/* MONOTONIC read and serving on: a blind clock of its family can follow it. */
+	const bool monotonic_placed =
+		course[SERVED_MONOTONIC] == COURSE_SLEW || course[SERVED_MONOTONIC] == COURSE_STEP;
 	for (;;) {
 		next->cur.start = start;
 		for (int k = 0; k < TRACKS; k++) {
 			if (cause[k] != TRACK_SERVING)
 				stop_track(next, k, cause[k]);
-			plan_track(in, out, k, course[k], start, stale);
+			plan_track(in, out, k, course[k], start, stale, monotonic_placed);
 		}
 		if (!from_anchor || starts_at_anchor_above(old, next))
 			break;

@@ -541,7 +541,8 @@ void line_stop(struct line *next, enum track_stop cause)
 enum track_course {
 	COURSE_SLEW,     /* aim at the kernel, by the anchor's gain */
 	COURSE_STEP,     /* start at the kernel (forward; a wall clock either way) */
-	COURSE_BLIND,    /* no good reading: continue at the measured rate, uncorrected */
+	COURSE_BLIND,    /* no good reading: continue at the measured rate, uncorrected (BOOTTIME,
+			  * REALTIME: at MONOTONIC's segment and their offset, where it was read) */
 	COURSE_STOPPED,  /* stopped, now or before: its segment is never read */
 	COURSE_RESUME,   /* stopped, and serves again: starts at the kernel, never below its hold */
 };

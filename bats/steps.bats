@@ -18,11 +18,19 @@ most() { # FIELD
 	sed -n "s/.*\\b$1=\\([0-9]*\\).*/\\1/p" <<<"$output" | sort -n | tail -1
 }
 
-# Its median: the decision's count where one process in three may have timed the kernel's
-# clock at a busy moment, which makes it ask /sys the clocksource's name (a libc page more;
-# decide.bats's "costs whose kernel figure is today's" holds that look to where it is due).
+# Its median, for counts a busy moment may raise in one process of three.
 usual() { # FIELD
 	sed -n "s/.*\\b$1=\\([0-9]*\\).*/\\1/p" <<<"$output" | sort -n | sed -n 2p
+}
+
+# The most system calls of a decision besides the clocksource name's three (openat, read,
+# close): asked only where the kernel's clock was timed at another figure than the
+# record's, as a busy moment here or when the record was written makes it (all three
+# processes of a run, under make test, on Intel Xeon); decide.bats's "costs whose kernel
+# figure is today's" holds that look to where it is due.
+decision_syscalls_besides_clocksource() {
+	sed -n 's/.*decision_syscalls=\([0-9]*\).*clocksource_reads=\([0-9]*\).*/\1 \2/p' <<<"$output" |
+		awk '{ print $1 - 3 * $2 }' | sort -n | tail -1
 }
 
 @test "steps: from the machine-wide record, no variable set, the load makes 3 system calls, no fault, no clock read; the decision 5, 1 fault, at most 90 reads" {
@@ -38,7 +46,7 @@ usual() { # FIELD
 	# decision: the signal mask's two, the directory's lstat, readlinkat, madvise; the
 	# claim's page; the kernel's clock timed (1 + 3 x 16), the boot's time, four clocks'
 	# first anchors
-	[ "$(usual decision_syscalls)" -le 5 ]
+	[ "$(decision_syscalls_besides_clocksource)" -le 5 ]
 	[ "$(usual decision_faults)" -le 1 ]
 	[ "$(most decision_reads)" -le 90 ]
 	grep -q 'decision_syscalls=[1-9]' <<<"$output" # it decided
@@ -64,7 +72,7 @@ usual() { # FIELD
 	[ "$(most load_syscalls)" -le 1 ]
 	# a variable set: the options are parsed, on a page of their own
 	[ "$(most load_faults)" -le 1 ]
-	[ "$(usual decision_syscalls)" -le 7 ]
+	[ "$(decision_syscalls_besides_clocksource)" -le 7 ]
 	[ "$(usual decision_faults)" -le 1 ]
 	[ "$(most decision_reads)" -le 90 ]
 	grep -q 'decision_syscalls=[1-9]' <<<"$output"

@@ -10,6 +10,7 @@
 #include "record_load.h"
 
 #include "cache.h"
+#include "steps.h"
 #include "system.h"
 #include "text.h"
 
@@ -69,8 +70,11 @@ static inline void pass_through(struct decision *d, enum state_reason code, cons
 /* The kernel's clocksource (three system calls under /sys), "" where /sys cannot tell. */
 static inline const char *read_clocksource(struct decision *d)
 {
-	if (!d->clocksource_read && read_current_clocksource(d->clocksource, sizeof d->clocksource) != 0)
-		d->clocksource[0] = '\0';
+	if (!d->clocksource_read) {
+		if (read_current_clocksource(d->clocksource, sizeof d->clocksource) != 0)
+			d->clocksource[0] = '\0';
+		STEP("decision: the clocksource's name read");
+	}
 	d->clocksource_read = true;
 	return d->clocksource;
 }

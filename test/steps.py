@@ -17,7 +17,8 @@ with the steps build's own costs, at the default path, so that no TSCSHIM_ varia
 be set (a set one makes the load parse the options); --own-record=FILE makes FILE's text the
 record instead (a per-user cache a cold start wrote, under the kernel clock's double, say).
 --counts prints, instead of the table, one line of totals per
-process kind: system calls, page faults and notes, load and decision apart (for tests).
+process kind: system calls, page faults and notes, load and decision apart, and how often
+the decision read the clocksource's name (three system calls of its own; for tests).
 """
 import collections
 import os
@@ -111,13 +112,15 @@ def counts(processes):
                 continue
             if name == "system call":
                 totals[part + "_syscalls"] += 1
+            if name == "decision: the clocksource's name read":
+                totals["clocksource_reads"] += 1
             totals[part + "_faults"] += faults
             totals[part + "_reads"] += reads
             if name == "decision: done":
                 part = "after"
         print(" ".join("%s=%d" % (k, totals[k]) for k in
                        ("load_syscalls", "load_faults", "load_reads", "decision_syscalls", "decision_faults",
-                        "decision_reads")))
+                        "decision_reads", "clocksource_reads")))
 
 
 def in_own_record(argv, text_from=None):

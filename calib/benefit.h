@@ -28,7 +28,12 @@ const char *kernel_path_name(enum kernel_path path); /* "vdso" or "syscall" */
 
 /* Whether a kernel clock timed now at now_ns a call (the cheapest of a few blocks) is read
  * the way the costs `then` say, vDSO or system call: on which side it falls of the
- * geometric mean of a vDSO read and then's system call. */
+ * geometric mean of a vDSO read and then's system call, or of BENEFIT_VDSO_NOW_MOST vDSO
+ * reads where that is less. The cheapest of a few blocks of vDSO reads comes within 1.3x
+ * of a set's (another clocksource: tsc against kvm-clock, 16-27 %); a system call costs 4x
+ * a vDSO read and more on every host measured (Intel Xeon, tsc: 4.7x; AMD EPYC microVM,
+ * kvm-clock: 42x). */
+#define BENEFIT_VDSO_NOW_MOST 3
 bool benefit_same_kernel_path(double now_ns, const struct cost *then);
 
 /* Whether a kernel clock that costs now_ps per call now is the one a record measured at

@@ -527,6 +527,42 @@ static void floors_hold_the_next_line_up(void)
 	CHECK_EQ_U64(next.cur.start, p.next.cur.start);
 }
 
+/* A wall clock the kernel stepped (so no floor holds it: plan_floor_exempt) stands, until
+ * the planned line meets MONOTONIC's floor, where the kernel's clock was when that floor was
+ * handed out, as MONOTONIC stands at its floor: not at its anchor's value, as far behind
+ * as the writer was late. A writer took its anchor, was preempted for 60 us while readers
+ * past the lapsed line's end raised the floor; the kernel then ran 20 us ahead of the
+ * plan (a change of rate). */
+static void a_stepped_wall_clock_stands_with_the_floor(void)
+{
+	struct line old;
+	first_line(&old, &steady, 10000000);
+	struct kernel k = steady;
+	k.offset[SERVED_REALTIME] += 1000000000; /* settimeofday a second on */
+	uint64_t late = old.cur.until + LIFE / 4;
+	struct anchor a = anchor_of(&k, late + 100, 0, 100);
+	struct plan p = plan_from(&old, &a, late);
+	CHECK(p.stepped & (1u << SERVED_REALTIME));
+	const uint64_t floor_at = late + 120000; /* 60 us of ticks after the anchor */
+	const uint64_t lead_ns = 20000;
+	uint64_t floor = kernel_at(&k, SERVED_MONOTONIC, floor_at) + lead_ns;
+	struct line next = p.next;
+	CHECK(line_apply_floor(&next, floor, plan_floor_exempt(&p)));
+	CHECK(next.cur.start > floor_at); /* the plan meets the floor later: readers in between */
+	uint64_t wall_then = kernel_at(&k, SERVED_REALTIME, floor_at) + lead_ns;
+	uint64_t worst_below = 0, worst_above = 0;
+	for (uint64_t t = floor_at; t < next.cur.start; t += 97) {
+		uint64_t v = line_value(&next, SERVED_REALTIME, t);
+		uint64_t wall_now = kernel_at(&k, SERVED_REALTIME, t) + lead_ns;
+		worst_below = v < wall_then && wall_then - v > worst_below ? wall_then - v : worst_below;
+		worst_above = v > wall_now && v - wall_now > worst_above ? v - wall_now : worst_above;
+	}
+	printf("# a stepped REALTIME before the line meets the floor: %llu ns below the kernel's value at the floor, "
+	       "%llu ns above the kernel's\n", (unsigned long long)worst_below, (unsigned long long)worst_above);
+	CHECK(worst_below <= cfg.bound_ns);
+	CHECK(worst_above <= cfg.bound_ns);
+}
+
 static void a_time_namespace_is_noticed(void)
 {
 	struct line l;
@@ -1323,6 +1359,7 @@ int main(void)
 	RUN(a_small_jump_is_not_a_rate);
 	RUN(boottime_steps_forward_realtime_steps_both_ways);
 	RUN(floors_hold_the_next_line_up);
+	RUN(a_stepped_wall_clock_stands_with_the_floor);
 	RUN(a_time_namespace_is_noticed);
 	RUN(the_hot_path_serves_prev_only_where_it_is_the_line);
 	RUN(an_anchor_is_the_median_of_good_readings);

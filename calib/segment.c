@@ -1150,7 +1150,7 @@ bool line_apply_floor(struct line *next, uint64_t floor, uint32_t skip_tracks)
 
 	/* The counter value from which the planned segment is at or above every floor;
 	 * before it, readers get the floors (prev_floor). */
-	uint64_t from = next->cur.start;
+	uint64_t from = next->cur.start, monotonic_meets_floor = next->cur.start;
 	for (int k = 0; k < TRACKS; k++) {
 		if ((skip_tracks & (1u << k)) || !track_serves(next, k))
 			continue;
@@ -1163,6 +1163,8 @@ bool line_apply_floor(struct line *next, uint64_t floor, uint32_t skip_tracks)
 		long double slope = conversion_slope(&c);
 		uint64_t reach = next->cur.start +
 				 (uint64_t)((long double)(track_floor[k] - base) / slope) + 1;
+		if (k == SERVED_MONOTONIC)
+			monotonic_meets_floor = reach;
 		if (reach > from)
 			from = reach;
 	}
@@ -1170,17 +1172,23 @@ bool line_apply_floor(struct line *next, uint64_t floor, uint32_t skip_tracks)
 		return false;
 	if (from > next->cur.start) {
 		/* The same segment, started later: every track's value at `from`. A track no
-		 * floor holds (a wall clock re-anchored on the kernel) stands at that value
-		 * until then, as the others stand at their floors: where MONOTONIC's plan meets
-		 * its floor, its own plan is where the kernel's clock was when the floor was
-		 * handed out. At its planned start value instead (the anchor's), it stood as far
+		 * floor holds (a wall clock the kernel stepped) stands until then at its own
+		 * plan's value where MONOTONIC's plan meets MONOTONIC's floor: the kernel's
+		 * wall clock when that floor was handed out, as the others stand at their
+		 * floors. Not at its planned start value (the anchor's): that stood as far
 		 * behind as the writer was late and the plan lagged (test_segment: a writer
-		 * preempted 60 us, a plan 20 us behind: 80 us below). Never at the old line's
-		 * clamped end. */
+		 * preempted 60 us, a plan 20 us behind: 80 us below). Not where another track's
+		 * floor is met (`from`): an old error of that track's would put it that far
+		 * above the kernel. And not at the old line's clamped end, which for a step back
+		 * is the time before the step: the old segment is flattened there too. */
 		for (int k = 0; k < TRACKS; k++) {
+			if (skip_tracks & (1u << k)) {
+				uint64_t stand = segment_value(&next->cur, k, monotonic_meets_floor);
+				if (next->prev_floor[k] < stand)
+					next->prev_floor[k] = stand;
+				next->prev.clk[k] = (struct track_params){.base = next->prev_floor[k], .mult = 0, .shift = 0};
+			}
 			next->cur.clk[k].base = segment_value(&next->cur, k, from);
-			if ((skip_tracks & (1u << k)) && next->prev_floor[k] < next->cur.clk[k].base)
-				next->prev_floor[k] = next->cur.clk[k].base;
 		}
 		next->cur.start = from;
 	}

@@ -530,15 +530,19 @@ static void floors_hold_the_next_line_up(void)
 /* A wall clock the kernel stepped (so no floor holds it: plan_floor_exempt) stands, until
  * the planned line meets MONOTONIC's floor, where the kernel's clock was when that floor was
  * handed out, as MONOTONIC stands at its floor: not at its anchor's value, as far behind
- * as the writer was late. A writer took its anchor, was preempted for 60 us while readers
- * past the lapsed line's end raised the floor; the kernel then ran 20 us ahead of the
- * plan (a change of rate). */
-static void a_stepped_wall_clock_stands_with_the_floor(void)
+ * as the writer was late, nor above the kernel where another track's floor is met later
+ * (that track's old error), nor, stepped back, at the time before the step. A writer took
+ * its anchor, was preempted for 60 us while readers past the lapsed line's end raised the
+ * floor; the kernel then ran 20 us ahead of the plan (a change of rate). Readers read the
+ * counter after the publication, so from the floor's moment on. */
+static void stepped_wall_clock_at_a_late_floor(int64_t step_ns, int64_t old_boottime_error_ns)
 {
 	struct line old;
-	first_line(&old, &steady, 10000000);
+	struct kernel before = steady;
+	before.offset[SERVED_BOOTTIME] += old_boottime_error_ns; /* the old line's BOOTTIME error */
+	first_line(&old, &before, 10000000);
 	struct kernel k = steady;
-	k.offset[SERVED_REALTIME] += 1000000000; /* settimeofday a second on */
+	k.offset[SERVED_REALTIME] += step_ns; /* settimeofday */
 	uint64_t late = old.cur.until + LIFE / 4;
 	struct anchor a = anchor_of(&k, late + 100, 0, 100);
 	struct plan p = plan_from(&old, &a, late);
@@ -550,17 +554,32 @@ static void a_stepped_wall_clock_stands_with_the_floor(void)
 	CHECK(line_apply_floor(&next, floor, plan_floor_exempt(&p)));
 	CHECK(next.cur.start > floor_at); /* the plan meets the floor later: readers in between */
 	uint64_t wall_then = kernel_at(&k, SERVED_REALTIME, floor_at) + lead_ns;
-	uint64_t worst_below = 0, worst_above = 0;
-	for (uint64_t t = floor_at; t < next.cur.start; t += 97) {
+	uint64_t worst_below = 0, worst_above = 0, back = 0, last = 0;
+	for (uint64_t t = floor_at; t < next.cur.start + LIFE / 8; t += 97) {
 		uint64_t v = line_value(&next, SERVED_REALTIME, t);
 		uint64_t wall_now = kernel_at(&k, SERVED_REALTIME, t) + lead_ns;
-		worst_below = v < wall_then && wall_then - v > worst_below ? wall_then - v : worst_below;
-		worst_above = v > wall_now && v - wall_now > worst_above ? v - wall_now : worst_above;
+		if (t < next.cur.start) {
+			worst_below = v < wall_then && wall_then - v > worst_below ? wall_then - v : worst_below;
+			worst_above = v > wall_now && v - wall_now > worst_above ? v - wall_now : worst_above;
+		}
+		back += last > v;
+		last = v;
 	}
-	printf("# a stepped REALTIME before the line meets the floor: %llu ns below the kernel's value at the floor, "
-	       "%llu ns above the kernel's\n", (unsigned long long)worst_below, (unsigned long long)worst_above);
+	printf("# REALTIME stepped %+lld ns, the old BOOTTIME %+lld ns off, before the line meets the floor: "
+	       "%llu ns below the kernel's value at the floor, %llu ns above the kernel's, %llu steps back\n",
+	       (long long)step_ns, (long long)old_boottime_error_ns, (unsigned long long)worst_below,
+	       (unsigned long long)worst_above, (unsigned long long)back);
 	CHECK(worst_below <= cfg.bound_ns);
-	CHECK(worst_above <= cfg.bound_ns);
+	CHECK(worst_above == 0);
+	CHECK(back == 0);
+}
+
+static void a_stepped_wall_clock_stands_with_the_floor(void)
+{
+	stepped_wall_clock_at_a_late_floor(1000000000, 0);
+	stepped_wall_clock_at_a_late_floor(1000000000, 800);
+	stepped_wall_clock_at_a_late_floor(-1000000000, 0);
+	stepped_wall_clock_at_a_late_floor(-1000000000, 900);
 }
 
 static void a_time_namespace_is_noticed(void)

@@ -33,8 +33,8 @@ bool benefit_same_kernel_path(double now_ns, const struct cost *then)
 	 * it. Half the system call is not: a busy moment inflates the set's median system call
 	 * (13x seen), and the cheapest of a few timed now falls under half of it. Nor is the
 	 * mean alone where a system call costs a few vDSO reads (Intel Xeon, clocksource tsc:
-	 * 28 ns against 130 ns): inflated 13x, the set put the mean at 8 vDSO reads, above the
-	 * call itself. So BENEFIT_VDSO_NOW_MOST vDSO reads are a system call whatever the set
+	 * 28.5 ns against 132 ns): inflated 13x, the set put the mean at 8 vDSO reads, above
+	 * the call itself. So BENEFIT_VDSO_NOW_MOST vDSO reads are a system call whatever the set
 	 * says. */
 	bool past_mean = now_ns * now_ns >= vdso_ns * then->syscall_ns;
 	bool past_vdso = now_ns >= BENEFIT_VDSO_NOW_MOST * vdso_ns;

@@ -30,9 +30,9 @@ const char *kernel_path_name(enum kernel_path path); /* "vdso" or "syscall" */
  * the way the costs `then` say, vDSO or system call: on which side it falls of the
  * geometric mean of a vDSO read and then's system call, or of BENEFIT_VDSO_NOW_MOST vDSO
  * reads where that is less. The cheapest of a few blocks of vDSO reads comes within 1.3x
- * of a set's (another clocksource: tsc against kvm-clock, 16-27 %); a system call costs 4x
- * a vDSO read and more on every host measured (Intel Xeon, tsc: 4.7x; AMD EPYC microVM,
- * kvm-clock: 42x). */
+ * of a set's (another clocksource: tsc against kvm-clock, 16-27 %); a system call costs
+ * 4.6x a vDSO read on Intel Xeon (tsc) and 42x on the AMD EPYC microVM (kvm-clock). Where
+ * it costs less than 9 vDSO reads (bare metal: 3-5x) the mean is the lesser and decides. */
 #define BENEFIT_VDSO_NOW_MOST 3
 bool benefit_same_kernel_path(double now_ns, const struct cost *then);
 

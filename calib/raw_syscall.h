@@ -41,6 +41,9 @@ MUST_CHECK static inline long raw_syscall4(long number, long a, long b, long c, 
 #else
 	int saved = errno;
 	long result = syscall(number, a, b, c, d);
+#ifdef TSCTEST_STEPS_BUILD
+	steps_syscall_end(number);
+#endif
 	if (result == -1) {
 		result = -errno;
 		errno = saved;

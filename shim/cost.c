@@ -169,8 +169,8 @@ uint64_t cost_kernel_now_ps(clockid_t clock, uint64_t rate_millihz)
 	 * timer's cost taken off), so that the two compare. A kernel clock that is a system call
 	 * (its first call says so) in one block of SYSCALL_CALLS: any set measured through a
 	 * system call applies then, and the path is told by the geometric mean of a vDSO read
-	 * and the call (benefit_same_kernel_path), which a preemption, only adding, never
-	 * moves a system call below. */
+	 * and the call, or three vDSO reads where that is less (benefit_same_kernel_path),
+	 * which a preemption, only adding, never moves a system call below. */
 	uint64_t empty[NOW_ROUNDS], kernel[NOW_ROUNDS]; /* on the stack: a page of .bss is a fault of its own */
 	long double ps_per_tick = 1000 * ns_per_tick_at(rate_millihz);
 	uint64_t first = block(real_clock_gettime, clock, 1);

@@ -161,10 +161,17 @@ glibc_libc() { ldd "$GPROBE" | awk '/libc\.so\.6/ {print $3}'; }
 	[[ "$output" == *"violations=0"* ]]
 	[ "$(sed -n 's/.* resyncs=\([0-9]*\).*/\1/p' "$stats")" -gt 10 ]
 	# The counter served them, but for the calls the other threads made while the first
-	# one decided (they pass through): at least 99 %.
-	served=$(stat_of "$stats" monotonic)
-	[ "${served%/*}" -gt 0 ]
-	[ $((${served%/*} * 100)) -ge $((${served#*/} * 99)) ]
+	# one decided (they pass through, counted): at least 99 % of the rest. Of all the
+	# calls, 94 % once under make test (Intel Xeon): the decider preempted for a slice
+	# while 7 threads read.
+	local served=0 total=0 c pair passed
+	for c in monotonic monotonic_raw boottime; do
+		pair=$(stat_of "$stats" "$c")
+		served=$((served + ${pair%/*})) total=$((total + ${pair#*/}))
+	done
+	passed=$(sed -n 's/.* passed_while_deciding=\([0-9]*\).*/\1/p' "$stats" | tail -1)
+	[ "$served" -gt 0 ]
+	[ $((served * 100)) -ge $(((total - passed) * 99)) ]
 }
 
 @test "musl: fork from a threaded parent: children continue the line, never backwards, within the bound" {

@@ -73,9 +73,9 @@ static inline const char *read_clocksource(struct decision *d)
 	if (!d->clocksource_read) {
 		if (read_current_clocksource(d->clocksource, sizeof d->clocksource) != 0)
 			d->clocksource[0] = '\0';
+		d->clocksource_read = true;
 		STEP("decision: the clocksource's name read");
 	}
-	d->clocksource_read = true;
 	return d->clocksource;
 }
 

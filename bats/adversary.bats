@@ -283,7 +283,7 @@ damage_between_load_and_read() { # DAMAGE ENV...
 	write_other_format_cache "$TSCSHIM_CACHE"
 	echo "victim: not a cache" >"$BATS_TEST_TMPDIR/victim"
 	touch -d @1600000000 "$BATS_TEST_TMPDIR/victim"
-	ln -s "$BATS_TEST_TMPDIR/victim" "$TSCSHIM_CACHE.v8"
+	ln -s "$BATS_TEST_TMPDIR/victim" "$TSCSHIM_CACHE.v9"
 	local i
 	for i in 1 2 3; do
 		run env TSCSHIM_VERBOSE=2 LD_PRELOAD="$SHIM" "$PROBE" loop 5
@@ -292,7 +292,7 @@ damage_between_load_and_read() { # DAMAGE ENV...
 	done
 	[ "$(cat "$BATS_TEST_TMPDIR/victim")" = "victim: not a cache" ]
 	[ "$(stat -c %Y "$BATS_TEST_TMPDIR/victim")" -eq 1600000000 ]
-	[ -L "$TSCSHIM_CACHE.v8" ]
+	[ -L "$TSCSHIM_CACHE.v9" ]
 }
 
 @test "adversary: another build's cache at a path too long for the load's copy: no crash, the clock within the bound, nothing written elsewhere" {
@@ -313,7 +313,7 @@ damage_between_load_and_read() { # DAMAGE ENV...
 		[ "$status" -eq 0 ]
 	done
 	# Only the other build's file and this build's beside it (and the measuring lock).
-	[ "$(ls "$long" | grep -cv -e '^cache$' -e '^cache\.v8$' -e '^cache\.lock$' -e '^cache\.v8\.lock$')" -eq 0 ]
-	grep -q '^tscshim-cache 8$' "$TSCSHIM_CACHE.v8"
+	[ "$(ls "$long" | grep -cv -e '^cache$' -e '^cache\.v9$' -e '^cache\.lock$' -e '^cache\.v9\.lock$')" -eq 0 ]
+	grep -q '^tscshim-cache 9$' "$TSCSHIM_CACHE.v9"
 	grep -q '^tscshim-cache 5$' "$TSCSHIM_CACHE"
 }

@@ -185,7 +185,7 @@ no_measurement_at_read() { # ENV... -- PROGRAM ARGS
 		symlink) rm "$TSCSHIM_CACHE" && ln -s "$BATS_TEST_TMPDIR/good" "$TSCSHIM_CACHE" ;;
 		mode) chmod 0666 "$TSCSHIM_CACHE" ;;
 		empty) : >"$TSCSHIM_CACHE" ;;
-		old) touch -c -h -d @0 "$TSCSHIM_CACHE" "$TSCSHIM_CACHE.v8" ;; # as the shim marks them
+		old) touch -c -h -d @0 "$TSCSHIM_CACHE" "$TSCSHIM_CACHE.v9" ;; # as the shim marks them
 		unreadable) chmod 0200 "$TSCSHIM_CACHE" ;;
 		owner) chown nobody "$TSCSHIM_CACHE" ;;
 		esac
@@ -575,8 +575,8 @@ faults_of_reads() { # ENV...
 	run env TSCSHIM_ESTIMATE_BUDGET_US=500000 TSCSHIM_VERBOSE=1 LD_PRELOAD="$SHIM" "$PROBE" loop 5
 	echo "$output"
 	[[ "$output" == *"measured now"*"at load"* ]]
-	[ -s "$TSCSHIM_CACHE.v8" ]
-	grep -q '^tscshim-cache 8$' "$TSCSHIM_CACHE.v8"
+	[ -s "$TSCSHIM_CACHE.v9" ]
+	grep -q '^tscshim-cache 9$' "$TSCSHIM_CACHE.v9"
 	# The other build's file, rewritten by it (fresh), and this build's, alternating: this
 	# one serves from its own every time and never writes the other's.
 	local i
@@ -597,8 +597,8 @@ faults_of_reads() { # ENV...
 	# 310d13c: below.)
 	require_reliable
 	warm_cache
-	grep -q '^tscshim-cache 8$' "$TSCSHIM_CACHE.v8"
-	cmp "$TSCSHIM_CACHE" "$TSCSHIM_CACHE.v8"
+	grep -q '^tscshim-cache 9$' "$TSCSHIM_CACHE.v9"
+	cmp "$TSCSHIM_CACHE" "$TSCSHIM_CACHE.v9"
 	write_other_format_cache "$TSCSHIM_CACHE"
 	run env TSCSHIM_VERBOSE=1 LD_PRELOAD="$SHIM" "$PROBE" loop 5
 	echo "$output"

@@ -273,7 +273,7 @@ glibc_libc() { ldd "$GPROBE" | awk '/libc\.so\.6/ {print $3}'; }
 	TSCSHIM_CACHE="$cache" LD_PRELOAD="$MSHIM" run "$MPROBE" status
 	[[ "$output" == *"from_cache=1"* ]]
 	[[ "$output" == *"active=1"* ]]
-	printf 'tscshim-cache 8\ngarbage\n' >"$cache"
+	printf 'tscshim-cache 9\ngarbage\n' >"$cache"
 	TSCSHIM_CACHE="$cache" TSCSHIM_VERBOSE=1 LD_PRELOAD="$MSHIM" run "$MPROBE" status
 	echo "$output"
 	[[ "$output" == *"active=1"* ]]

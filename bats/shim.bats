@@ -26,8 +26,8 @@ version_1=1 untouched_after=1
 version_1_and_part_of_2=1 untouched_after=1
 version_2=2 untouched_after=1
 version_3=3 untouched_after=1
-this_header=5 untouched_after=1
-a_later_header=5 untouched_after=1
+this_header=6 untouched_after=1
+a_later_header=6 untouched_after=1
 first_name_version_1=1 untouched_after=1
 alias=1" ]
 }
@@ -229,7 +229,7 @@ CC
 @test "shim: a corrupt cache is reported, ignored and rebuilt" {
 	require_reliable
 	cache="$BATS_TEST_TMPDIR/c"
-	printf 'tscshim-cache 8\ngarbage\n' >"$cache"
+	printf 'tscshim-cache 9\ngarbage\n' >"$cache"
 	chmod 600 "$cache"
 	TSCSHIM_CACHE="$cache" TSCSHIM_VERBOSE=1 LD_PRELOAD="$SHIM" run "$PROBE" status
 	[[ "$output" == *"active=1"* ]]

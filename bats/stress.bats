@@ -263,7 +263,7 @@ cache_hit() { TSCSHIM_CACHE="$1" LD_PRELOAD="$SHIM" "$ROOT/build/test/probe_cloc
 	status_with_cache "$c"
 	[[ "$output" == *"active=1 from_cache=1"* ]]
 	cmp "$c" "$c.theirs"
-	rm -f "$c.v8"
+	rm -f "$c.v9"
 	status_with_cache "$c"
 	[[ "$output" == *"active=1 from_cache=0"* ]]
 	cmp "$c" "$c.theirs"

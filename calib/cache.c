@@ -58,6 +58,7 @@ static const struct field fields[] = {
 	FIELD(counter_invariant, FIELD_U32, 0, 1),
 	FIELD(cpus, FIELD_CPUS, 0, 0),
 	FIELD(all_cpus, FIELD_U32, 0, 1),
+	FIELD(vmclock, FIELD_U32, 0, 1),
 	FIELD(estimate_verdict, FIELD_U32, 0, ESTIMATE_INCONCLUSIVE),
 	FIELD(max_shift_ticks, FIELD_U64, 0, UINT64_MAX),
 	FIELD(rate_millihz, FIELD_U64, 0, UINT64_MAX),

@@ -10,7 +10,7 @@
  *
  * The file is small text, every line ending in '\n', exactly as the writer produces it:
  *
- *   tscshim-cache 8
+ *   tscshim-cache 9
  *   <one or more records, each its fields in the order of the field table in cache.c:>
  *   boot_id=<1..39 printable ASCII, no space>
  *   boot_wall_ns=<decimal u64: the boot's wall-clock time, CLOCK_REALTIME less CLOCK_BOOTTIME
@@ -21,6 +21,9 @@
  *   cpus=<the CPU set the estimate covered: lowercase hex, CPU 0 = lowest bit, no leading zeros>
  *   all_cpus=<1: cpus holds every CPU the kernel can bring online this boot
  *     (/sys/devices/system/cpu/possible), so it covers any affinity a thread can be given>
+ *   vmclock=<1: the hypervisor's vmclock device (/dev/vmclock0) existed when the record was
+ *     made: a serving process maps it and watches its disruption marker; 0: it looks for
+ *     none (calib/vmclock.h)>
  *   estimate_verdict=<decimal, an enum estimate_verdict>
  *   max_shift_ticks=<decimal u64>
  *   rate_millihz=<decimal u64, 0 = unknown>
@@ -64,10 +67,11 @@
 #include <sys/types.h>
 #include <stdint.h>
 
-#define CACHE_FORMAT_VERSION 8 /* 3: the benefit gate's costs; 4: the build they are of;
+#define CACHE_FORMAT_VERSION 9 /* 3: the benefit gate's costs; 4: the build they are of;
 				* 5: whether the counter is invariant; 6: costs of two builds, each with its
 				* fenced read plan; 7: and the clocksource they were measured under;
-				* 8: the boot's wall-clock time, and whether the set holds every CPU */
+				* 8: the boot's wall-clock time, and whether the set holds every CPU;
+				* 9: whether the hypervisor's vmclock device exists */
 #define CACHE_COSTS_MAX 2       /* builds whose costs one record keeps side by side */
 #define CACHE_CLOCKSOURCE_MAX 31 /* characters of a clocksource's name the costs keep */
 #define CACHE_MAX_SIZE 4096 /* bytes; a larger file is not ours */
@@ -109,6 +113,7 @@ struct cache_record {
 	uint32_t counter_invariant;
 	struct cpu_mask cpus;      /* the CPUs the estimate covered, at least one */
 	uint32_t all_cpus;         /* 1: cpus holds every CPU possible this boot */
+	uint32_t vmclock;          /* 1: /dev/vmclock0 existed when this was recorded */
 	uint32_t estimate_verdict; /* enum estimate_verdict from calib/estimate.h */
 	uint64_t max_shift_ticks;  /* UINT64_MAX = unknown */
 	uint64_t rate_millihz;     /* counter rate in mHz, 0 = unknown */

@@ -35,7 +35,7 @@ const struct option_spec option_table[OPTION_COUNT] = {
 	[OPT_RESYNC_MS] = {"TSCSHIM_RESYNC_MS", OPTION_UINT, "1000", 1, U64(3600000), NULL,
 		"Longest time between re-synchronizations with the kernel's clock, in ms (the error bound may shorten it)."},
 	[OPT_CACHE] = {"TSCSHIM_CACHE", OPTION_PATH, OPTION_CACHE_DEFAULT, 0, 0, "off",
-		"Absolute path of the per-user calibration cache; empty: `$XDG_RUNTIME_DIR/tscshim.cache`, else `/tmp/tscshim-<uid>.cache`; `off`: no cache. This build keeps a copy of its records beside it, in the path with `.v8` appended, which a build of another format never writes: where such a build rewrites the cache, this one reads its copy."},
+		"Absolute path of the per-user calibration cache; empty: `$XDG_RUNTIME_DIR/tscshim.cache`, else `/tmp/tscshim-<uid>.cache`; `off`: no cache. This build keeps a copy of its records beside it, in the path with `.v9` appended, which a build of another format never writes: where such a build rewrites the cache, this one reads its copy."},
 	[OPT_SYSTEM_RECORD] = {"TSCSHIM_SYSTEM_RECORD", OPTION_PATH, OPTION_SYSTEM_RECORD_DEFAULT, 0, 0, "off",
 		"Absolute path of the machine-wide calibration that `tscshim calib --save` writes as root, a symbolic link whose target is the record; trusted before the cache when root owns its directory and nobody else may write there; `off`: not read."},
 	[OPT_STATS] = {"TSCSHIM_STATS", OPTION_PATH, "", 0, 0, "stderr",

@@ -248,6 +248,8 @@ const char *track_stop_text(enum track_stop cause)
 				"re-synchronizations in a row (it jumps, or its rate keeps changing)",
 		[TRACK_UNCOVERED] = "the process may now run on CPUs whose counters the verdict did not compare",
 		[TRACK_CORRUPT] = "a planned line that no read form covers",
+		[TRACK_DISRUPTED] = "the hypervisor reported the counter disrupted (a migration): its rate is "
+				    "measured again",
 	};
 	return (unsigned)cause < TRACK_STOP_CAUSES ? text[cause] : "unknown";
 }
@@ -816,6 +818,25 @@ static void plan_stop(const struct plan_inputs *in, struct plan *out, enum track
 	schedule_retry(h, in->now, in->cfg);
 	note_readings(&out->next, in->anchor);
 	out->outcome = PLAN_STOP;
+}
+
+void segment_stop_disrupted(const struct plan_inputs *in, struct plan *out)
+{
+	*out = (struct plan){.next = *in->old};
+	plan_stop(in, out, TRACK_DISRUPTED);
+	struct track_health *h = &out->next.health[SERVED_MONOTONIC];
+	h->retries = 0;
+	schedule_retry(h, in->now, in->cfg);
+	/* Held flat from where the disruption was seen, not along the old line to its end:
+	 * the line's rate is the old host's, and a kernel clock slowed by the move would be
+	 * held ever further behind it. Every value served came from a counter read before
+	 * the move (a read after it finds the marker changed), so below `now`: the line's
+	 * value there is at or above all of them. */
+	for (int k = 0; k < TRACKS; k++)
+		if (track_serves(in->old, k)) {
+			uint64_t v = line_value(in->old, k, in->now);
+			out->next.cur.clk[k] = out->next.prev.clk[k] = (struct track_params){.base = v};
+		}
 }
 
 /* Whether a segment that starts at the anchor is at or above the old one wherever that

@@ -76,6 +76,8 @@ enum track_stop {
 	                    * re-synchronizations in a row (it jumps, or its rate keeps changing) */
 	TRACK_UNCOVERED,   /* the process may now run on CPUs the verdict did not compare */
 	TRACK_CORRUPT,     /* a plan no read form covers */
+	TRACK_DISRUPTED,   /* the hypervisor said the counter was disrupted (a migration): the
+	                    * rate is measured again before it serves */
 	TRACK_STOP_CAUSES
 };
 
@@ -104,11 +106,13 @@ struct track_health {
 };
 
 /* Whether a clock stopped for `cause` may serve again once its kernel clock holds the
- * bound once more: a rate that changed, noise, readings that failed or disagreed pass; a
+ * bound once more: a rate that changed, noise, readings that failed or disagreed, a
+ * disruption the hypervisor reported pass; a
  * CPU set the verdict did not compare, or a corrupt plan, do not. */
 static inline bool track_stop_passes(enum track_stop cause)
 {
-	return cause == TRACK_UNREADABLE || cause == TRACK_NOISY || cause == TRACK_BEHIND || cause == TRACK_JUMPS;
+	return cause == TRACK_UNREADABLE || cause == TRACK_NOISY || cause == TRACK_BEHIND || cause == TRACK_JUMPS ||
+	       cause == TRACK_DISRUPTED;
 }
 
 struct line {
@@ -420,6 +424,12 @@ void segment_plan(const struct plan_inputs *in, struct plan *out);
  * PLAN_STILL: the stopped line, with this anchor kept for the next try and the back-off
  * doubled. */
 void segment_resume(const struct plan_inputs *in, struct plan *out);
+
+/* The line stopped whole after the hypervisor reported the counter disrupted (a
+ * migration): every track it serves held at the most it could hand out, the rate to be
+ * measured afresh from this anchor, the first try after the shortest back-off (the
+ * disruption is a new cause, whatever tries came before it). PLAN_STOP. */
+void segment_stop_disrupted(const struct plan_inputs *in, struct plan *out);
 
 /* Fallbacks. A reader past a line's hard end reads the kernel's MONOTONIC (never
  * MONOTONIC_RAW: one floor serves every track) and hands out, for track k, the line's

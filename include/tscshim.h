@@ -15,7 +15,7 @@
 /* The newest layout of struct tscshim_status this header declares: the version-1 fields,
  * then version 2's, then version 3's. Fields are only ever appended, each version's after
  * the last; a caller passes tscshim_status_sized() the size it was built with. */
-#define TSCSHIM_STATUS_VERSION 5
+#define TSCSHIM_STATUS_VERSION 6
 
 #ifdef __cplusplus
 extern "C" {
@@ -42,6 +42,8 @@ enum tscshim_stop {
 	                          * in a row: it jumps, or its rate keeps changing */
 	TSCSHIM_STOP_UNCOVERED,  /* the process may now run on CPUs the verdict did not compare */
 	TSCSHIM_STOP_CORRUPT,    /* an internal plan no read form covers */
+	TSCSHIM_STOP_DISRUPTED,  /* the hypervisor's vmclock device said the counter was
+	                          * disrupted (a migration): its rate is measured again */
 };
 
 /* The per-clock counters, in this order (the stats line's fields). */
@@ -124,6 +126,14 @@ struct tscshim_status {
 	 * measured after a back-off (a change of rate that passed, noise that subsided).
 	 * stopped_clocks says which are stopped now. */
 	uint64_t resumes;
+
+	/* ---- version 6: filled by tscshim_status_sized() only ---- */
+	/* 1: the hypervisor's vmclock device is watched (it exists, as the record says, and
+	 * this process could map it): a read that finds its disruption marker changed (a
+	 * live migration) stops the counter until the rate is measured again. */
+	uint32_t disruption_watched;
+	uint32_t reserved_v6;   /* 0 */
+	uint64_t disruptions;   /* times the marker changed while the counter served */
 };
 
 /* Fills the version-1 fields of *out (a caller built against version 1 passes a struct

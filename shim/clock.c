@@ -13,6 +13,7 @@
 #include "clock.h"
 
 #include "clock_state.h"
+#include "disruption.h"
 #include "line.h"
 #include "resync.h"
 #include "say.h"
@@ -69,6 +70,10 @@ int clock_start(const struct line_setup *setup, const char **err)
 		return -1;
 	}
 
+	/* Before the first anchor: a migration after it shows as a marker changed since. */
+	if (setup->watch_disruption && !disruption_watch_start()) {
+		/* Served without the watch: a migration is met at the next re-synchronization. */
+	}
 	enum track_stop why;
 	uint32_t serving;
 	enum write_result r = recover(setup->signals_blocked, &why, &serving);
@@ -139,4 +144,6 @@ void clock_counters(struct clock_counters *out)
 	out->held_reads = atomic_load(&clock_tally.held_reads);
 	out->unreadable_anchors = atomic_load(&clock_tally.unreadable_anchors);
 	out->resumes = atomic_load(&clock_tally.resumes);
+	out->disruption_watched = __atomic_load_n(&clock_config.disruption_marker, __ATOMIC_ACQUIRE) != NULL;
+	out->disruptions = atomic_load(&clock_tally.disruptions);
 }

@@ -28,6 +28,8 @@ struct line_setup {
 	                           * does): the first publication need not block them again */
 	bool wiped_marked;        /* the caller had the kernel mark the fork-wiped pages (the
 	                           * decision's claim does, where other threads exist): not again */
+	bool watch_disruption;    /* the record says the hypervisor's vmclock device exists:
+	                           * map it and watch its disruption marker (shim/disruption.h) */
 	uint64_t kernel_read_ns;  /* what a read of the kernel's clock costs (the costs'), 0 unknown */
 };
 
@@ -62,6 +64,8 @@ struct clock_counters {
 	uint64_t held_reads;      /* reads of a stopped clock held above the kernel's value */
 	uint64_t unreadable_anchors; /* anchors with no good reading of some clock */
 	uint64_t resumes;         /* stopped clocks that served again */
+	uint32_t disruption_watched; /* 1: the vmclock device's marker is watched */
+	uint64_t disruptions;     /* stops for a disruption the hypervisor reported */
 	uint64_t mult;
 	uint32_t shift;
 };

@@ -26,6 +26,9 @@ struct clock_tally {
 	/* Times a stopped clock (or the whole line) served again, its kernel clock having
 	 * held the bound once more after a back-off (a rate change passed, noise subsided). */
 	_Atomic uint64_t resumes;
+	/* Times the line stopped because the hypervisor's vmclock marker changed (a
+	 * migration), to measure the rate again. */
+	_Atomic uint64_t disruptions;
 };
 #pragma GCC visibility push(hidden)
 extern struct clock_tally clock_tally;

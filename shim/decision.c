@@ -263,6 +263,7 @@ void line_setup_of(const struct decision *d, struct line_setup *out)
 		.read_plan = cost_read_plan(&r->cost, r->fenced),
 		.covered = d->record.cpus,
 		.covers_every_cpu = d->record.all_cpus != 0,
+		.watch_disruption = d->record.vmclock != 0,
 		.signals_blocked = d->s.signals_blocked,
 		.wiped_marked = d->s.wiped_marked,
 		.kernel_read_ns = r->cost.kernel / 1000,

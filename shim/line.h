@@ -70,6 +70,11 @@ struct fork_wiped {
 struct clock_config {
 	_Alignas(64) uint8_t served_index[CLOCK_ID_LIMIT]; /* by clock id: served clock + 1; 0 not */
 	uint8_t read_plan; /* how the served path reads the counter (clock_read_as) */
+	/* The hypervisor's disruption marker (shim/disruption.h): where it is (NULL: no
+	 * vmclock device watched, as on most hosts), and its value when the published line
+	 * was anchored. A served read whose marker differs takes the slow path. */
+	const uint64_t *disruption_marker;
+	uint64_t disruption_seen;
 };
 _Static_assert(sizeof(struct clock_config) == 64, "the configuration fills its cache line, alone");
 
@@ -238,6 +243,16 @@ clock_read_as(clockid_t id, struct timespec *ts, unsigned *served, int plan_over
 	uint64_t base_nsec = LOAD(r->form.base_nsec), base_sec = LOAD(r->form.base_sec);
 	/* The decisions above may rest on a torn line; this validates them with the form. */
 	if (__builtin_expect(line_read_retry(w), 0))
+		goto slow;
+	/* Where the hypervisor's vmclock is watched: a marker changed since the line was
+	 * anchored (a migration) sends the read to the slow path, which stops the line and
+	 * measures the rate again. After the counter read in program order: a guest is
+	 * paused between instructions, so a counter read after the resume is followed by a
+	 * marker load after it. Elsewhere one load of this cache line, which the served
+	 * test brought in, and a branch that is never taken. */
+	const uint64_t *marker = LOAD(clock_config.disruption_marker);
+	if (__builtin_expect(marker != NULL, 0) &&
+	    __atomic_load_n(marker, __ATOMIC_RELAXED) != LOAD(clock_config.disruption_seen))
 		goto slow;
 	split_conversion_store(base_sec, base_nsec + elapsed_ns, ts);
 	*served = c; /* the caller's count of served calls */

@@ -6,6 +6,7 @@
 #include "record.h"
 #include "record_load.h"
 
+#include "disruption.h"
 #include "environment.h"
 #include "line.h"
 #include "load_page.h"
@@ -249,6 +250,7 @@ int record_measure(const struct option_values *o, const struct cache_key *key,
 	out->counter_invariant = 1; /* measured only where the counter is invariant */
 	out->cpus = *key->cpus;
 	out->all_cpus = cpu_mask_holds_every_possible(key->cpus);
+	out->vmclock = disruption_device_exists();
 	out->estimate_verdict = m->analysis.verdict;
 	out->max_shift_ticks = m->analysis.max_shift_ticks;
 	out->rate_millihz = m->rate_millihz;

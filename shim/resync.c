@@ -2,7 +2,8 @@
  * near its expiry or past its hard end (resync, write_turn), the first line of a process
  * or of a fork child (recover, continue_parent), a stopped line's try to serve again
  * (resume_line), the writer's turn (shim/resync.h) and the back-off after a failed write
- * (retry_after_failure). Each takes an anchor (shim/anchor.c), plans from it
+ * (retry_after_failure), and the stop after a disruption the hypervisor reported
+ * (stop_for_disruption). Each takes an anchor (shim/anchor.c), plans from it
  * (calib/segment.c), publishes (shim/publish.c) and counts what the publication changed
  * (clock_tally). May not touch the slots or the state word except through publish(), and
  * reads no clock for a caller: the reads past a line's end are shim/slow_path.c's. */
@@ -11,6 +12,7 @@
 #include "absdiff.h"
 
 #include "anchor.h"
+#include "disruption.h"
 #include "say.h"
 #include "test_points.h"
 
@@ -116,6 +118,31 @@ __attribute__((noinline)) enum write_result resume_line(uint64_t w, const struct
 	enum write_result r = publish(expected, &plan.next, 0, 0, false);
 	if (r == WRITE_PUBLISHED)
 		count_plan(&plan);
+	return r;
+}
+
+__attribute__((noinline)) enum write_result stop_for_disruption(uint64_t w, const struct line *old, uint64_t now)
+{
+	/* The marker before the anchor: a second disruption after it shows as a marker
+	 * changed again, and stops the line again. */
+	uint64_t marker;
+	if (!disruption_marker_now(&marker))
+		return WRITE_NO_ANCHOR; /* the hypervisor kept writing: the next read tries again */
+	/* Held flat from the disruption's moment, where the reads meanwhile hold too. */
+	uint64_t at = disruption_moment(marker, now);
+	uint64_t expected[2] = {w, __atomic_load_n(&wiped.floor, __ATOMIC_ACQUIRE)};
+	struct anchor a;
+	take_anchor(&a, plan_cfg.readings_most, plan_cfg.full_readings, old);
+	TEST_POINT(TEST_POINT_ANCHORED);
+	struct plan_inputs in = {.old = old, .anchor = &a, .now = at, .cfg = &plan_cfg};
+	struct plan plan;
+	segment_stop_disrupted(&in, &plan);
+	enum write_result r = publish(expected, &plan.next, 0, 0, false);
+	if (r == WRITE_PUBLISHED) {
+		disruption_note_seen(marker);
+		atomic_fetch_add_explicit(&clock_tally.disruptions, 1, memory_order_relaxed);
+		count_plan(&plan);
+	}
 	return r;
 }
 

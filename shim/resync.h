@@ -16,6 +16,10 @@
 #pragma GCC visibility push(hidden)
 enum write_result recover(bool signals_blocked, enum track_stop *why, uint32_t *serving);
 enum write_result resume_line(uint64_t w, const struct line *old, uint64_t now);
+/* The line `old` (state w) stopped whole because the hypervisor's marker changed (a
+ * migration), in the caller's turn; published, the marker it stopped for is noted as
+ * seen. */
+enum write_result stop_for_disruption(uint64_t w, const struct line *old, uint64_t now);
 enum write_result write_turn(uint64_t w, const struct line *l, uint64_t t, uint64_t mine);
 uint64_t retry_after_failure(uint64_t began, uint64_t now);
 #pragma GCC visibility pop

@@ -2,12 +2,13 @@
  * leaves, a read with no line, past a line's expiry or hard end, or of a stopped clock.
  * Owns the kernel reads past a hard end (kernel_read, which may raise the floor), the
  * reads of a stopped clock (stopped_read, held at what it served, or passed through),
- * and the passing bits. Writes a line only through shim/resync.c, in a turn it took;
+ * the reads that find the hypervisor's disruption marker changed, and the passing bits. Writes a line only through shim/resync.c, in a turn it took;
  * may not claim slots or publish itself. */
 #define _GNU_SOURCE
 #include "clock.h"
 
 #include "clock_state.h"
+#include "disruption.h"
 #include "real.h"
 #include "resync.h"
 #include "test_points.h"
@@ -158,6 +159,28 @@ static int stopped_read(unsigned clock, const struct line *l, uint64_t t, struct
 	return 1;
 }
 
+/* A read of a clock line `l` serves, after the hypervisor reported the counter
+ * disrupted and before the line stopped for it (another thread has the turn): the
+ * kernel's value, a monotonic clock's never below the line's at the disruption's moment
+ * `at` (disruption_moment), which is at or above anything served before the move, and
+ * where the stopped line will hold it (a wall clock: the kernel's own). Not the line's
+ * value at this read's own counter: that runs on at the old host's rate, ahead of a
+ * kernel the move slowed, and the stop would then hold below it. Returns 1 with *ts, or
+ * -1 with the kernel's errno. */
+static __attribute__((noinline)) int disrupted_read(unsigned clock, const struct line *l, uint64_t at,
+						    struct timespec *ts)
+{
+	struct timespec now;
+	if (real_clock_gettime(clock_table[clock].id, &now) != 0)
+		return -1;
+	uint64_t least = line_value(l, (int)clock, at);
+	if (timespec_is_time(&now) && (clock_table[clock].wall || timespec_to_ns(&now) >= least))
+		*ts = now;
+	else
+		ns_to_timespec(least, ts);
+	return 1;
+}
+
 /* plan_cfg.write_attempts is loaded where it is compared (LOAD), not kept in a register
  * across the loop: kept, it cost this frame 16 bytes of the caller's stack
  * (test/stack-usage.py). */
@@ -194,8 +217,21 @@ int clock_read_slow(unsigned clock, struct timespec *ts)
 			continue;
 		}
 		uint64_t mine;
+		/* The hypervisor reported the counter disrupted since this line was anchored: the
+		 * line stops (its rate is measured again before it serves), in the turn of
+		 * whoever takes it; meanwhile nothing is served from it, and a read is the
+		 * kernel's, never below what the line handed out (disrupted_read, kernel_read,
+		 * stopped_read). */
+		bool disrupted = disruption_unseen();
+		uint64_t at = __builtin_expect(disrupted, 0) ? disruption_moment(disruption_marker_seen_now(), t) : t;
+		if (__builtin_expect(disrupted, 0) && attempt == 0 && take_turn(t, &mine)) {
+			enum write_result r = stop_for_disruption(w, &l, t);
+			end_turn(mine, 0);
+			if (r == WRITE_PUBLISHED)
+				continue;
+		}
 		if (!track_serves_at(&l, (int)clock, t)) {
-			if (line_may_resume(&l) && t >= l.health[SERVED_MONOTONIC].retry_at && attempt == 0 &&
+			if (!disrupted && line_may_resume(&l) && t >= l.health[SERVED_MONOTONIC].retry_at && attempt == 0 &&
 			    take_turn(t, &mine)) {
 				enum write_result r = resume_line(w, &l, t);
 				end_turn(mine, 0);
@@ -204,13 +240,19 @@ int clock_read_slow(unsigned clock, struct timespec *ts)
 			}
 			return stopped_read(clock, &l, t, ts);
 		}
+		/* Moved while the line served: held at its value at that moment, wherever this
+		 * read's counter falls (past its hard end too: the line's end would be ahead of a
+		 * kernel the move slowed by all the old host's rate ran on). Moved after it
+		 * lapsed: the kernel read past the hard end, as before the move. */
+		if (__builtin_expect(disrupted, 0) && at < l.cur.until)
+			return disrupted_read(clock, &l, at, ts);
 		if (t < l.cur.until) {
 			if (t >= l.expiry && attempt == 0 && take_turn(t, &mine))
 				write_turn(w, &l, t, mine); /* the new line equals this one up to its hard end */
 			ns_to_timespec(line_value(&l, (int)clock, t), ts);
 			return 1;
 		}
-		if (attempt < LOAD(plan_cfg.write_attempts) && take_turn(t, &mine)) {
+		if (!disrupted && attempt < LOAD(plan_cfg.write_attempts) && take_turn(t, &mine)) {
 			enum write_result r = write_turn(w, &l, t, mine);
 			if (r == WRITE_PUBLISHED || r == WRITE_LOST)
 				continue;

@@ -29,14 +29,16 @@
 #define STATUS_V3_END STATUS_END_OF(cost_fenced_plan)
 #define STATUS_V4_END STATUS_END_OF(unreadable_anchors)
 #define STATUS_V5_END STATUS_END_OF(resumes)
-_Static_assert(TSCSHIM_STATUS_VERSION == 5 && STATUS_V5_END == sizeof(struct tscshim_status),
+#define STATUS_V6_END STATUS_END_OF(disruptions)
+_Static_assert(TSCSHIM_STATUS_VERSION == 6 && STATUS_V6_END == sizeof(struct tscshim_status),
 	       "a field appended to struct tscshim_status starts a new version: give it its end "
 	       "here and in status_version_filled()");
 
 _Static_assert((int)TSCSHIM_STOP_UNREADABLE == (int)TRACK_UNREADABLE && (int)TSCSHIM_STOP_NOISY == (int)TRACK_NOISY &&
 		       (int)TSCSHIM_STOP_BEHIND == (int)TRACK_BEHIND && (int)TSCSHIM_STOP_JUMPS == (int)TRACK_JUMPS &&
 		       (int)TSCSHIM_STOP_UNCOVERED == (int)TRACK_UNCOVERED && (int)TSCSHIM_STOP_CORRUPT == (int)TRACK_CORRUPT &&
-		       (int)TRACK_STOP_CAUSES == (int)TSCSHIM_STOP_CORRUPT + 1 && (int)SERVED_CLOCK_COUNT <= (int)TSCSHIM_STAT_CLOCKS,
+		       (int)TSCSHIM_STOP_DISRUPTED == (int)TRACK_DISRUPTED &&
+		       (int)TRACK_STOP_CAUSES == (int)TSCSHIM_STOP_DISRUPTED + 1 && (int)SERVED_CLOCK_COUNT <= (int)TSCSHIM_STAT_CLOCKS,
 	       "the public causes are segment.h's, in its order");
 
 static void copy_reason(struct tscshim_status *out, const char *text)
@@ -91,6 +93,8 @@ void status_fill(struct tscshim_status *out)
 	out->held_reads = cc.held_reads;
 	out->unreadable_anchors = cc.unreadable_anchors;
 	out->resumes = cc.resumes;
+	out->disruption_watched = cc.disruption_watched;
+	out->disruptions = cc.disruptions;
 	out->fenced = g->fenced;
 	out->from_cache = g->source == TSCSHIM_SOURCE_SYSTEM_RECORD || g->source == TSCSHIM_SOURCE_USER_CACHE;
 	out->resyncs = cc.resyncs;
@@ -137,6 +141,8 @@ SHIM_EXPORT int tscshim_status(struct tscshim_status *out)
  * version 1's fit. */
 static int status_version_filled(size_t size)
 {
+	if (size >= STATUS_V6_END)
+		return 6;
 	if (size >= STATUS_V5_END)
 		return 5;
 	if (size >= STATUS_V4_END)

@@ -34,6 +34,12 @@
  *   TSCTEST_AFTER_MS=T           misbehave only from T ms after load (the decision made
  *                                on a good clock; default 0: from the first read)
  *   tsctest_set_jump(ns)         from then on the clocks read ns ahead (a paused VM)
+ *   tsctest_set_rate_ppm(p)      from then on the four clocks run p ppm fast (negative:
+ *                                slow) against the counter, on top of any other mode (a
+ *                                live migration to a host whose TSC runs at another rate);
+ *                                once per process
+ *   tsctest_arm_rate_ppm(p)      the same from the double's next call, in any thread (the
+ *                                first clock read of a guest resumed after its move)
  *
  * For the probes (found with dlsym):
  *   tsctest_reference(c, ts)     the clock as the shim sees it, with draws of its own,
@@ -78,6 +84,8 @@ static int64_t origin_ns[16]; /* each misbehaving clock's own value at load */
 static _Atomic int64_t jump_ns;
 static _Atomic int64_t jumped_at_ns; /* true MONOTONIC of the last tsctest_set_jump */
 static clock_gettime_fn *next_clock_gettime;
+static _Atomic int64_t set_rate_ppm;
+static int64_t set_rate_from_ns[16]; /* each own clock's true value when it was set */
 
 static __thread uint64_t shim_calls;
 static __thread int64_t last_value[16];
@@ -109,6 +117,23 @@ EXPORT void tsctest_set_jump(int64_t ns)
 {
 	atomic_store(&jumped_at_ns, true_ns(CLOCK_MONOTONIC));
 	atomic_store(&jump_ns, ns);
+}
+
+EXPORT void tsctest_set_rate_ppm(int64_t ppm)
+{
+	static const clockid_t own[] = {CLOCK_MONOTONIC, CLOCK_MONOTONIC_RAW, CLOCK_BOOTTIME, CLOCK_REALTIME};
+	for (unsigned i = 0; i < sizeof own / sizeof *own; i++)
+		set_rate_from_ns[own[i]] = true_ns(own[i]);
+	atomic_store_explicit(&set_rate_ppm, ppm, memory_order_release);
+}
+
+static _Atomic int rate_armed;
+static _Atomic int64_t armed_ppm;
+
+EXPORT void tsctest_arm_rate_ppm(int64_t ppm)
+{
+	atomic_store(&armed_ppm, ppm);
+	atomic_store(&rate_armed, 1);
 }
 
 static int64_t env_int(const char *name, int64_t fallback)
@@ -226,6 +251,8 @@ static int64_t course_offset(int64_t since, int64_t *changed_at)
  * Returns the call's result; on failure *ts is untouched. */
 static int hostile_read(clockid_t c, struct timespec *ts)
 {
+	if (atomic_load_explicit(&rate_armed, memory_order_relaxed) && atomic_exchange(&rate_armed, 0))
+		tsctest_set_rate_ppm(atomic_load(&armed_ppm));
 	if (mode.cost_ns > 0)
 		for (int64_t until = true_ns(CLOCK_MONOTONIC) + mode.cost_ns; true_ns(CLOCK_MONOTONIC) < until;)
 			;
@@ -256,6 +283,9 @@ static int hostile_read(clockid_t c, struct timespec *ts)
 		return r;
 	}
 	int64_t add = atomic_load_explicit(&jump_ns, memory_order_relaxed);
+	int64_t ppm = atomic_load_explicit(&set_rate_ppm, memory_order_acquire);
+	if (ppm && ns_of(&got) > set_rate_from_ns[c])
+		add += (int64_t)((__int128)(ns_of(&got) - set_rate_from_ns[c]) * ppm / 1000000);
 	int64_t own_since = ns_of(&got) - origin_ns[c] - mode.after_ns;
 	if (bad && own_since >= 0) {
 		add += course_offset(own_since, NULL);

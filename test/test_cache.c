@@ -334,13 +334,14 @@ static void format_is_the_documented_text(void)
 	struct cache_file f = one(sample());
 	char buf[CACHE_MAX_SIZE + 1], why[160];
 	int n = cache_format(&f, buf, sizeof buf, why, sizeof why);
-	const char *expect_body = "tscshim-cache 8\n"
+	const char *expect_body = "tscshim-cache 9\n"
 				  "boot_id=0f8e4c2a-6b1d-4e5f-9a3c-7d2b1e0f4a6c\n"
 				  "boot_wall_ns=1795757000123456789\n"
 				  "cpu_signature=11538209\n"
 				  "counter_invariant=1\n"
 				  "cpus=3\n"
 				  "all_cpus=0\n"
+				  "vmclock=0\n"
 				  "estimate_verdict=0\n"
 				  "max_shift_ticks=399\n"
 				  "rate_millihz=2096008000036\n"
@@ -441,13 +442,13 @@ static void corrupt_empty_and_garbage(void)
 	expect_corrupt_file("NUL");
 	write_bytes(path, "\n\n\n", 3);
 	expect_corrupt_file("not a tscshim cache");
-	write_bytes(path, "tscshim-cache 8\n", 16);
+	write_bytes(path, "tscshim-cache 9\n", 16);
 	expect_corrupt_file("no checksum line");
-	write_bytes(path, "tscshim-cache 8", 15);
+	write_bytes(path, "tscshim-cache 9", 15);
 	expect_corrupt_file("no final newline");
 	write_with_checksum(path, "tscshim-cache 03\n");
 	expect_corrupt_file("not a tscshim cache");
-	write_with_checksum(path, "tscshim-cache 8\n");
+	write_with_checksum(path, "tscshim-cache 9\n");
 	expect_corrupt_file("no record");
 	remove_dir();
 }
@@ -504,17 +505,17 @@ static void other_version_is_another_builds(void)
 	make_dir();
 	char body[CACHE_MAX_SIZE];
 	good_body(body, sizeof body);
-	for (const char *v = "179"; *v; v++) {
-		body[14] = *v; /* "tscshim-cache 1", 7 (the previous format), 9 (a newer one) */
+	for (const char *v = "128"; *v; v++) {
+		body[14] = *v; /* "tscshim-cache 1", 2, 8 (the previous format) */
 		write_with_checksum(path, body);
 		struct cache_file out = one(sample()), before = one(sample());
 		CHECK_EQ_U64(read_file(path, &out), CACHE_OTHER_FORMAT);
-		CHECK(one_line(err) && strstr(err, path) && strstr(err, "another format version (expected 8)"));
+		CHECK(one_line(err) && strstr(err, path) && strstr(err, "another format version (expected 9)"));
 		CHECK(memcmp(&out, &before, sizeof out) == 0);
 	}
 	char sibling[64];
 	CHECK(cache_format_sibling("/tmp/tscshim-0.cache", sibling, sizeof sibling) == 0);
-	CHECK(strcmp(sibling, "/tmp/tscshim-0.cache.v8") == 0);
+	CHECK(strcmp(sibling, "/tmp/tscshim-0.cache.v9") == 0);
 	CHECK(cache_format_sibling("/tmp/tscshim-0.cache", sibling, 20) == -1 && sibling[0] == '\0');
 	remove_dir();
 }
@@ -578,6 +579,8 @@ static void corrupt_fields(void)
 		/* Only the writer's form: every field, once, in the table's order. */
 		{"cpus=", "cpus=3\n", "cpus=3\n", "expected the field all_cpus"},
 		{"all_cpus=", "all_cpus=2\n", NULL, "all_cpus: out of range"},
+		{"vmclock=", "vmclock=2\n", NULL, "vmclock: out of range"},
+		{"vmclock=", NULL, NULL, "expected the field vmclock"},
 		{"boot_wall_ns=", "boot_wall_ns=-1\n", NULL, "boot_wall_ns: expected a decimal"},
 		{"boot_id=", NULL, NULL, "expected the field boot_id"},
 		{"cost_clocksource_2=", NULL, NULL, "a record is cut short"},
@@ -633,8 +636,8 @@ static void corrupt_fields(void)
 	/* Five records are one too many; an extra line after the checksum is not allowed. */
 	char good[CACHE_MAX_SIZE], five[6 * CACHE_MAX_SIZE];
 	good_body(good, sizeof good);
-	const char *rec = good + strlen("tscshim-cache 8\n");
-	snprintf(five, sizeof five, "tscshim-cache 8\n%s%s%s%s%s", rec, rec, rec, rec, rec);
+	const char *rec = good + strlen("tscshim-cache 9\n");
+	snprintf(five, sizeof five, "tscshim-cache 9\n%s%s%s%s%s", rec, rec, rec, rec, rec);
 	write_with_checksum(path, five);
 	expect_corrupt_file("more than 4 records");
 	struct cache_file in = one(sample());
@@ -881,7 +884,7 @@ static void answer_picks_as_find_does(void)
 	CHECK_EQ_U64(cache_answer(text, (size_t)len, &other, &out, &a, err, sizeof err), CACHE_CORRUPT);
 	text[len - 3] ^= 1;
 	CHECK(!cache_text_of_other_format(text, (size_t)len));
-	text[14] = '9'; /* "tscshim-cache 9" */
+	text[14] = '8'; /* "tscshim-cache 8", the previous format */
 	CHECK(cache_text_of_other_format(text, (size_t)len));
 	CHECK(!cache_text_of_other_format("garbage", 7));
 }

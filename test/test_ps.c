@@ -643,7 +643,8 @@ static void test_reason_keys(void)
 	} stops[] = {
 		{TSCSHIM_STOP_UNREADABLE, "unreadable"}, {TSCSHIM_STOP_NOISY, "noisy"},     {TSCSHIM_STOP_BEHIND, "behind"},
 		{TSCSHIM_STOP_JUMPS, "jumps"},           {TSCSHIM_STOP_UNCOVERED, "affinity"}, {TSCSHIM_STOP_CORRUPT, "corrupt"},
-		{TSCSHIM_STOP_NONE, "other"},            {TSCSHIM_STOP_CORRUPT + 1, "other"}, {UINT64_MAX, "other"},
+		{TSCSHIM_STOP_DISRUPTED, "disrupted"},   {TSCSHIM_STOP_NONE, "other"},
+		{TSCSHIM_STOP_DISRUPTED + 1, "other"},   {UINT64_MAX, "other"},
 	};
 	for (size_t i = 0; i < sizeof stops / sizeof *stops; i++) {
 		CHECK(strcmp(ps_stop_key(stops[i].cause), stops[i].key) == 0);
@@ -817,13 +818,14 @@ static void test_outputs_stopped(void)
 	CHECK(strstr(text, "\ntscshim_stopped_clocks{clock=\"realtime\",cause=\"behind\"} 1\n"));
 	CHECK(strstr(text, "\ntscshim_stopped_clocks{clock=\"monotonic\",cause=\"behind\"} 1\n"));
 	CHECK(strstr(text, "\ntscshim_stopped_clocks{clock=\"boottime\",cause=\"corrupt\"} 0\n"
+			   "tscshim_stopped_clocks{clock=\"boottime\",cause=\"disrupted\"} 0\n"
 			   "tscshim_stopped_clocks{clock=\"boottime\",cause=\"other\"} 0\n"));
 	CHECK(strstr(text, "\ntscshim_stopped_clocks{clock=\"clock5\",cause=\"other\"} 1\n"));
-	/* Every clock this reader knows with every cause (7), and the unknown one's. */
+	/* Every clock this reader knows with every cause (8), and the unknown one's. */
 	size_t samples = 0;
 	for (const char *at = text; (at = strstr(at, "\ntscshim_stopped_clocks{")); at++)
 		samples++;
-	CHECK_EQ_U64(samples, (SERVED_CLOCK_COUNT + 1) * 7);
+	CHECK_EQ_U64(samples, (SERVED_CLOCK_COUNT + 1) * 8);
 	/* An unknown clock with nothing stopped has no samples. */
 	p[3].stopped_clocks = 0;
 	text = written(ps_write_prometheus, p, 4, &t);

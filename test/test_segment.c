@@ -1219,6 +1219,43 @@ static void a_stopped_line_serves_again_at_a_steady_rate(void)
 	CHECK(p.outcome == PLAN_STILL);
 }
 
+/* The hypervisor reports a migration mid-life: the line stops, every track held flat at
+ * its value where the disruption was seen (not along the old host's rate to its end), its
+ * first try after the shortest back-off whatever tries came before, and it serves again
+ * at the new host's rate, never below the hold. */
+static void a_disruption_holds_flat_and_measures_again(void)
+{
+	struct line l;
+	first_line(&l, &steady, 10000000);
+	l.health[SERVED_MONOTONIC].retries = 5; /* earlier stops' back-off: not this cause's */
+	uint64_t now = l.cur.start + LIFE / 2;
+	struct kernel moved = steady;
+	moved.rate = RATE * 0.95; /* 5 % slower from here */
+	for (int c = 0; c < TRACKS; c++)
+		moved.offset[c] += (int64_t)((double)now * RATE * 0.05);
+	struct anchor a = anchor_of(&moved, now + 100, 0, 100);
+	struct plan_inputs in = {.old = &l, .anchor = &a, .now = now, .cfg = &cfg};
+	struct plan p;
+	segment_stop_disrupted(&in, &p);
+	CHECK(p.outcome == PLAN_STOP && !p.next.active && line_may_resume(&p.next));
+	CHECK(p.next.health[SERVED_MONOTONIC].stopped == TRACK_DISRUPTED);
+	CHECK_EQ_U64(p.next.health[SERVED_MONOTONIC].retry_at, now + cfg.retry_first_ticks);
+	for (int k = 0; k < TRACKS; k++) {
+		uint64_t at_now = line_value(&l, k, now);
+		CHECK_EQ_U64(track_hold(&p.next, k, now), at_now);
+		CHECK_EQ_U64(track_hold(&p.next, k, UINT64_MAX), at_now); /* flat: no lead that grows */
+		CHECK(track_hold(&p.next, k, now - LIFE / 4) >= line_value(&l, k, now - LIFE / 4));
+	}
+	int tries;
+	struct line m = p.next;
+	struct plan q = resume_tries(&m, &moved, 10, &tries);
+	printf("# disrupted, 5 %% slower: served again after %d tries\n", tries);
+	CHECK(q.outcome == PLAN_RESUME && tries == 2);
+	double r = line_rate(&q.next, FAMILY_MONOTONIC);
+	CHECK(r > RATE * 0.9499 && r < RATE * 0.9501);
+	CHECK(line_value(&q.next, SERVED_MONOTONIC, q.next.cur.start) >= track_hold(&p.next, SERVED_MONOTONIC, UINT64_MAX));
+}
+
 /* A line stopped as too noisy: one lucky quiet anchor does not bring it back, a few
  * quiet tries in a row do; noisy tries keep it stopped. */
 static void a_noisy_line_needs_quiet_tries(void)
@@ -1393,6 +1430,7 @@ int main(void)
 	RUN(a_jump_over_a_lapse_is_not_a_rate);
 	RUN(plan_config_is_derived);
 	RUN(a_stopped_line_serves_again_at_a_steady_rate);
+	RUN(a_disruption_holds_flat_and_measures_again);
 	RUN(a_stopped_clock_serves_again);
 	RUN(a_noisy_line_needs_quiet_tries);
 	RUN(a_blind_clock_follows_monotonic);

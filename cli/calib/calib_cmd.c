@@ -8,6 +8,7 @@
 #include "calibrate.h"
 #include "convert.h"
 #include "counter.h"
+#include "vmclock.h"
 #include "estimate.h"
 #include "refclock.h"
 #include "report.h"
@@ -58,6 +59,7 @@ static int save_record(const char *path, const struct calib_report *r, struct ca
 	for (uint32_t i = 0; i < r->estimate.cpu_count; i++)
 		cpu_mask_add(&rec->cpus, (unsigned)r->estimate.cpu_ids[i]);
 	rec->all_cpus = cpu_mask_holds_every_possible(&rec->cpus);
+	rec->vmclock = vmclock_device_exists(VMCLOCK_DEVICE);
 	rec->estimate_verdict = a->verdict;
 	rec->max_shift_ticks = a->max_shift_ticks;
 	rec->rate_millihz = r->rate.rate_millihz;

@@ -175,7 +175,7 @@ const char *ps_reason_code_key(uint32_t code);
 /* The key a layout-1 block's reason text begins with: the table's `starts`. */
 const char *ps_reason_text_key(const char *text);
 /* Why a served clock stopped (enum tscshim_stop), as a key of the same table:
- * "unreadable", "noisy", "behind", "jumps", "affinity", "corrupt"; "other" for a cause
+ * "unreadable", "noisy", "behind", "jumps", "affinity", "corrupt", "disrupted"; "other" for a cause
  * this reader does not know. */
 const char *ps_stop_key(uint64_t cause);
 

@@ -54,6 +54,7 @@ static const struct reason_row reasons[] = {
 	{"jumps", 0, NULL, TSCSHIM_STOP_JUMPS},
 	{"affinity", 0, NULL, TSCSHIM_STOP_UNCOVERED},
 	{"corrupt", 0, NULL, TSCSHIM_STOP_CORRUPT},
+	{"disrupted", 0, NULL, TSCSHIM_STOP_DISRUPTED},
 	/* An earlier build's block says only that serving stopped, not why (its widened
 	 * affinity, stopped_uncovered, excepted). */
 	{"watchdog", 0, NULL, 0},

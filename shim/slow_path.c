@@ -26,41 +26,55 @@ enum kernel_read_result {
 	KERNEL_READ_FAILED, /* the kernel's clock failed every reading: errno is its */
 };
 
-/* The kernel's MONOTONIC now, for a read past a line's hard end: the median of three
- * checked readings (the latest good one, where fewer are good), as an anchor takes them,
- * so that one reading out of order is not handed out. False when none was good, or the
- * first call failed (errno the kernel's). */
+/* The kernel's MONOTONIC now, for a read past a line's hard end, whose value becomes the
+ * floor for good: the lower median of checked readings, as an anchor takes them. Three,
+ * and where they do not agree (further apart than the counter says the three calls took,
+ * plus half the bound: a reading out of order, the kernel's own or an interposer's), or
+ * fewer than three were good, up to KERNEL_READS_MOST: two readings out of order in three
+ * would otherwise be the median, and a floor set ahead stands (one in 800 such reads where
+ * one reading in 50 is 20 us ahead). False when none was good, or the first call failed
+ * (errno the kernel's). */
+enum { KERNEL_READS_FIRST = 3, KERNEL_READS_MOST = 7 };
 static bool kernel_monotonic_now(uint64_t *ns)
 {
-	uint64_t good[3];
-	int n = 0;
-	for (int i = 0; i < 3; i++) {
+	uint64_t good[KERNEL_READS_MOST];
+	int n = 0, tries = KERNEL_READS_FIRST;
+	uint64_t began = read_counter();
+	for (int i = 0; i < tries; i++) {
 		struct timespec ts;
 		int rc = real_clock_gettime(CLOCK_MONOTONIC, &ts);
-		if (rc == 0 && timespec_is_time(&ts))
-			good[n++] = timespec_to_ns(&ts);
-		else if (rc != 0 && n == 0)
+		if (rc == 0 && timespec_is_time(&ts)) {
+			/* Kept sorted: at most seven. */
+			uint64_t v = timespec_to_ns(&ts);
+			int at = n++;
+			for (; at > 0 && good[at - 1] > v; at--)
+				good[at] = good[at - 1];
+			good[at] = v;
+		} else if (rc != 0 && n == 0) {
 			return false; /* failing: one call is its price, not three */
+		}
+		if (i == KERNEL_READS_FIRST - 1) {
+			uint64_t took_ns = (uint64_t)((double)(read_counter() - began) * plan_cfg.calibrated_ns_per_tick);
+			if (n < KERNEL_READS_FIRST || good[n - 1] - good[0] > took_ns + plan_cfg.bound_ns / 2)
+				tries = KERNEL_READS_MOST;
+		}
 	}
 	if (n == 0)
 		return false;
-	if (n == 3) {
-		uint64_t lo = good[0] < good[1] ? good[0] : good[1], hi = good[0] < good[1] ? good[1] : good[0];
-		*ns = good[2] < lo ? lo : good[2] > hi ? hi : good[2];
-	} else {
-		*ns = good[n - 1]; /* the latest of fewer */
-	}
+	*ns = good[(n - 1) / 2];
 	return true;
 }
 
-/* Past the hard end of line `l` (state w), with no turn to write: the kernel's clock,
- * never below the line's end or the floor (a wall clock: passed through). It moves the floor only by steps of at least
+/* Past the hard end of line `l` (state w), at counter t, with no turn to write: the
+ * kernel's clock, never below the line's end or the floor, nor further ahead of the line
+ * run on than the bound (a wall clock: passed through). It moves the floor only by steps of at least
  * plan_cfg.kernel_read_step_ns, so that a crowd of readers here does not keep a writer from
  * publishing; in between it stands still, for at most the line's lead on the kernel
  * plus one step. KERNEL_READ_RETRY: the state changed, read the new line;
  * KERNEL_READ_PASS: a wall clock (never held: past the hard end it is the kernel's own,
  * which may have stepped back); KERNEL_READ_FAILED: the kernel's clock gave no time. */
-static enum kernel_read_result kernel_read(unsigned clock, uint64_t w, const struct line *l, struct timespec *ts)
+static enum kernel_read_result kernel_read(unsigned clock, uint64_t w, const struct line *l, uint64_t t,
+					   struct timespec *ts)
 {
 	if (clock_table[clock].wall)
 		return KERNEL_READ_PASS;
@@ -69,6 +83,16 @@ static enum kernel_read_result kernel_read(unsigned clock, uint64_t w, const str
 		return KERNEL_READ_FAILED;
 	uint64_t expected[2] = {w, __atomic_load_n(&wiped.floor, __ATOMIC_ACQUIRE)};
 	uint64_t end = segment_value(&l->cur, SERVED_MONOTONIC, l->cur.until);
+	/* A floor once raised is never taken back, so no further than the line would have
+	 * run on past its end, at its rate, plus what the bound and the rate's deviation
+	 * allow a kernel clock that keeps its course: one further ahead jumped (followed at
+	 * the next re-synchronization, as an anchor follows a step) or is readings out of
+	 * order, which would otherwise stand as the floor until the kernel caught up. */
+	uint64_t past = t > l->cur.until ? t - l->cur.until : 0;
+	double run_on = (double)past * line_rate(l, FAMILY_MONOTONIC) * (1 + plan_cfg.max_rate_deviation);
+	uint64_t most = end + (uint64_t)run_on + plan_cfg.bound_ns;
+	if (kernel > most)
+		kernel = most;
 	uint64_t held = end > expected[1] ? end : expected[1];
 	uint64_t value = held;
 	if (kernel >= held + plan_cfg.kernel_read_step_ns) {
@@ -257,7 +281,7 @@ int clock_read_slow(unsigned clock, struct timespec *ts)
 			if (r == WRITE_PUBLISHED || r == WRITE_LOST)
 				continue;
 		}
-		switch (kernel_read(clock, w, &l, ts)) {
+		switch (kernel_read(clock, w, &l, t, ts)) {
 		case KERNEL_READ_SERVED:
 			return 1;
 		case KERNEL_READ_PASS:

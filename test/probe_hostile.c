@@ -7,7 +7,9 @@
  *   are sometimes out of order; default 1. TSCTEST_PAUSE_WRITERS_US=N, with
  *   build/test/libtscshim-hooks.so in the shim's place: while a misbehaving clock is
  *   frozen, each writer pauses N us once it has its anchor, so that the second anchor it
- *   takes to confirm a fault comes past the line's hard end, as a preempted writer's may)
+ *   takes to confirm a fault comes past the line's hard end, as a preempted writer's may;
+ *   with TSCTEST_PAUSE_EVERY_WRITER=1, every writer, so that lines lapse and readers read
+ *   the kernel's clock past their hard ends)
  *
  * THREADS threads read CLOCK_MONOTONIC, MONOTONIC_RAW, BOOTTIME and REALTIME in turn for
  * SECONDS, each reading checked by test/hostile_check.h:
@@ -39,6 +41,7 @@ static struct hostile_limits limits = {.reads_around = 1, .reference_tries = 100
 static _Atomic bool stop;
 
 static int64_t pause_writers_ns;
+static bool pause_every_writer; /* TSCTEST_PAUSE_EVERY_WRITER=1: not only while a clock is frozen */
 
 /* The hooks build's test point: a writer with its anchor, paused while a clock is frozen
  * (tsctest_settled_ns 0), the double's own clock read through it, not the shim. */
@@ -47,7 +50,7 @@ static void pause_writer(int point)
 	if (point != TEST_POINT_ANCHORED)
 		return;
 	for (int k = 0; k < HOSTILE_CLOCKS; k++)
-		if (dbl.settled_ns(hostile_clocks[k].id) == 0) {
+		if (pause_every_writer || dbl.settled_ns(hostile_clocks[k].id) == 0) {
 			struct timespec ts = {.tv_sec = 0, .tv_nsec = pause_writers_ns};
 			while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
 				;
@@ -110,6 +113,8 @@ int main(int argc, char **argv)
 			return 2;
 		}
 		pause_writers_ns = atoll(pause) * 1000;
+		const char *every = getenv("TSCTEST_PAUSE_EVERY_WRITER");
+		pause_every_writer = every && strcmp(every, "1") == 0;
 		*hook = pause_writer;
 	}
 	/* The decision, now (with TSCSHIM_DECIDE_AFTER=1 as the suites set it, the first read

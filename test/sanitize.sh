@@ -143,6 +143,16 @@ for kind in asan tsan; do
 	step "$kind spawn" timeout 120 "${run[@]}" "$stress" spawn
 	step "$kind sleep" timeout 120 "${run[@]}" "$stress" sleep 50 3 500
 	step "$kind probe_clock compare" timeout 120 "${run[@]}" "$dir/test/probe_clock" compare 2000 1000000
+	# The vmclock watch, staged (the hooks build, the reference double, a page in the
+	# device's layout): the stop at the moved marker, the reads meanwhile, the resumption.
+	# Accuracy is not what is checked under a sanitizer: the limit is a second.
+	page="$PWD/$dir/vmclock"
+	rm -f "$PWD/$dir/vmclock.cache"*
+	"$dir/test/probe_vmclock" make "$page"
+	step "$kind vmclock move" bash -c '"$@" | tee /dev/stderr | grep -q "disruptions=1"' _ \
+		timeout 120 env LD_PRELOAD="${rt:+$rt:}$PWD/$dir/test/libtscshim-hooks.so $PWD/$dir/test/librefclock.so" \
+		TSCSHIM_TEST_VMCLOCK="$page" TSCSHIM_SERVE=always TSCSHIM_DECIDE_AFTER=1 TSCSHIM_CACHE="$PWD/$dir/vmclock.cache" \
+		TSCTEST_PAUSE_STOP_US=200 "${gate[@]}" "$dir/test/probe_vmclock" run "$page" -50000 0 0.3 1000000000
 	step "$kind tscshim calib" timeout 120 "$dir/tscshim" calib --calibrate-us 20000 "${calib_opts[@]}"
 	step "$kind tscshim ps" ps_beside_served timeout 120 "$dir/tscshim"
 	unset ASAN_OPTIONS UBSAN_OPTIONS TSAN_OPTIONS

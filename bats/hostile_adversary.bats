@@ -241,17 +241,25 @@ nothing_stopped() {
 # readings was two out of order one read in 800, and the floor it raised stood 20 us
 # ahead until the kernel caught up (4,500-5,900 values a run 20 us off, 3 runs of 3;
 # 223-322 values up to 3.7 us behind). Root cause: shim/slow_path.c kernel_monotonic_now
-# (three readings, their median taken whatever their spread) and kernel_read (a floor
-# raised to any reading). The readings that disagree are now taken again, up to seven,
-# and a floor rises no further than the line run on plus the bound.
-@test "adversary: FOUND readings out of order one in 50 by 20 us read past lapsed lines: within twice the bound" {
+# (three readings, their median taken whatever their spread). The readings that disagree
+# are now taken again, up to seven: 0-3 values a clock a run still come 20 us off (four
+# of seven out of order, or three of three agreeing), one in 100,000; what is asserted is
+# at most one in 10,000 beyond the bound, never back. (Capping the floor at the line run
+# on plus the bound removed those too, but held a kernel clock whose rate changes 2-4.8 %
+# behind by that change past a late line's end: make soak's wobbles came 32-37 us off and
+# once stepped back, so it was taken out.)
+@test "adversary: FOUND readings out of order one in 50 by 20 us read past lapsed lines: rarely beyond the bound" {
 	require_reliable
+	local c
 	for ns in 20000 -20000; do
 		SHIM=$HOOKS hostile 1 -- TSCTEST_BACK_ONE_IN=50 TSCTEST_BACK_NS=$ns TSCTEST_PROBE_READS=4 \
 			TSCTEST_PAUSE_WRITERS_US=300 TSCTEST_PAUSE_EVERY_WRITER=1
 		[ "$status" -le 1 ]
-		within_twice_the_bound 10000
 		[[ "$output" =~ kernel_reads=[0-9]{5,} ]] # the case this is about
+		for c in monotonic monotonic_raw boottime realtime; do
+			[ "$(($(field $c over) * 10000))" -le "$(field $c checked)" ] || { echo "$c: too many beyond the bound"; return 1; }
+			[ "$(field $c backwards)" -eq 0 ] && [ "$(field $c garbage)" -eq 0 ] && [ "$(field $c invented)" -eq 0 ]
+		done
 	done
 }
 

@@ -65,16 +65,14 @@ static bool kernel_monotonic_now(uint64_t *ns)
 	return true;
 }
 
-/* Past the hard end of line `l` (state w), at counter t, with no turn to write: the
- * kernel's clock, never below the line's end or the floor, nor further ahead of the line
- * run on than the bound (a wall clock: passed through). It moves the floor only by steps of at least
+/* Past the hard end of line `l` (state w), with no turn to write: the kernel's clock,
+ * never below the line's end or the floor (a wall clock: passed through). It moves the floor only by steps of at least
  * plan_cfg.kernel_read_step_ns, so that a crowd of readers here does not keep a writer from
  * publishing; in between it stands still, for at most the line's lead on the kernel
  * plus one step. KERNEL_READ_RETRY: the state changed, read the new line;
  * KERNEL_READ_PASS: a wall clock (never held: past the hard end it is the kernel's own,
  * which may have stepped back); KERNEL_READ_FAILED: the kernel's clock gave no time. */
-static enum kernel_read_result kernel_read(unsigned clock, uint64_t w, const struct line *l, uint64_t t,
-					   struct timespec *ts)
+static enum kernel_read_result kernel_read(unsigned clock, uint64_t w, const struct line *l, struct timespec *ts)
 {
 	if (clock_table[clock].wall)
 		return KERNEL_READ_PASS;
@@ -83,16 +81,6 @@ static enum kernel_read_result kernel_read(unsigned clock, uint64_t w, const str
 		return KERNEL_READ_FAILED;
 	uint64_t expected[2] = {w, __atomic_load_n(&wiped.floor, __ATOMIC_ACQUIRE)};
 	uint64_t end = segment_value(&l->cur, SERVED_MONOTONIC, l->cur.until);
-	/* A floor once raised is never taken back, so no further than the line would have
-	 * run on past its end, at its rate, plus what the bound and the rate's deviation
-	 * allow a kernel clock that keeps its course: one further ahead jumped (followed at
-	 * the next re-synchronization, as an anchor follows a step) or is readings out of
-	 * order, which would otherwise stand as the floor until the kernel caught up. */
-	uint64_t past = t > l->cur.until ? t - l->cur.until : 0;
-	double run_on = (double)past * line_rate(l, FAMILY_MONOTONIC) * (1 + plan_cfg.max_rate_deviation);
-	uint64_t most = end + (uint64_t)run_on + plan_cfg.bound_ns;
-	if (kernel > most)
-		kernel = most;
 	uint64_t held = end > expected[1] ? end : expected[1];
 	uint64_t value = held;
 	if (kernel >= held + plan_cfg.kernel_read_step_ns) {
@@ -281,7 +269,7 @@ int clock_read_slow(unsigned clock, struct timespec *ts)
 			if (r == WRITE_PUBLISHED || r == WRITE_LOST)
 				continue;
 		}
-		switch (kernel_read(clock, w, &l, t, ts)) {
+		switch (kernel_read(clock, w, &l, ts)) {
 		case KERNEL_READ_SERVED:
 			return 1;
 		case KERNEL_READ_PASS:

@@ -119,7 +119,7 @@ start_three() {
 	[ "$(q "$passing" .served_reads)" = null ]
 	[ "$(q "$undecided" '[.state, .reads_before_decision] | join(" ")')" = "undecided 640" ]
 	[ "$(q "$undecided" 'has("decided")')" = false ]
-	[ "$(jq -c .summary <<<"$output")" = '{"processes":3,"serving":1,"passing_through":1,"undecided":1,"other_version":0,"unreadable":0,"skipped":0,"passing_through_by_reason":{"disabled":1},"unreadable_by_why":{},"resyncs":'"$(q "$serving" .resyncs)"',"fallbacks":0,"resumes":0,"counting":1,"served_reads":2000,"counts_left_out":0}' ]
+	[ "$(jq -c .summary <<<"$output")" = '{"processes":3,"serving":1,"passing_through":1,"undecided":1,"other_version":0,"unreadable":0,"skipped":0,"passing_through_by_reason":{"disabled":1},"unreadable_by_why":{},"resyncs":'"$(q "$serving" .resyncs)"',"fallbacks":0,"resumes":0,"disruptions":0,"counting":1,"served_reads":2000,"counts_left_out":0}' ]
 	# The reason as the shim gave it, a number, and its key from that number.
 	[ "$(q "$passing" '[.reason_code, .reason_key] | join(" ")')" = "2 disabled" ]
 	[ "$(q "$serving" .reason_code)" = 1 ]

@@ -100,6 +100,27 @@ held_the_bound_and_served_again() {
 	held_the_bound_and_served_again
 }
 
+# An operator's view: tscshim ps counts the disruptions of a process it reads.
+@test "vmclock: tscshim ps shows the disruption" {
+	require_reliable
+	require_command jq jq
+	local ready="$BATS_TEST_TMPDIR/ready"
+	TSCSHIM_TEST_VMCLOCK="$PAGE" TSCTEST_LINGER_FILE="$ready" LD_PRELOAD="$HOOKS $REFCLOCK" \
+		"$VMPROBE" run "$PAGE" 50000 0 0.1 "$LIMIT" >"$BATS_TEST_TMPDIR/out" 2>&1 &
+	local pid=$!
+	for _ in $(seq 100); do [ -e "$ready" ] && break; sleep 0.1; done
+	local json table
+	json=$("$TSCSHIM" ps --json -p "$pid")
+	table=$("$TSCSHIM" ps -p "$pid")
+	kill "$pid" 2>/dev/null || true
+	wait "$pid" || true
+	echo "$json"
+	echo "$table"
+	[ "$(jq -r '.processes[0].disruptions' <<<"$json")" -eq 1 ]
+	[ "$(jq -r '.summary.disruptions' <<<"$json")" -eq 1 ]
+	grep -q 'disrupted 1' <<<"$table"
+}
+
 @test "vmclock: the same move unmarked is served off by far more than the bound (why the watch)" {
 	require_reliable
 	migrate 50000 0 nobump

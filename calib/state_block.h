@@ -127,7 +127,12 @@ struct state_block {
 	struct {
 		uint16_t code, resumes;
 	} in_reason;
-	uint32_t reserved3;
+	/* Layout 2, where earlier builds left 0 (reserved): where the tally's disruptions lie
+	 * (uint64_t: times the hypervisor's vmclock marker stopped the counter), from
+	 * `tally`; 0: not known (a counter never lies at the tally's start, resyncs' place). */
+	struct {
+		uint16_t disruptions, reserved;
+	} in_vmclock;
 };
 
 /* Layout 1's size, up to reserved2: a block smaller than this is not one. */
@@ -135,7 +140,7 @@ struct state_block {
 /* With in_stops: a block at least this large says which clocks stopped, and why (every
  * block of layout 2 has them). */
 #define STATE_BLOCK_STOPS_SIZE 120u
-/* Layout 2's size, up to reserved3: a block of layout 2 smaller than this is not one. */
+/* Layout 2's size, through in_vmclock: a block of layout 2 smaller than this is not one. */
 #define STATE_BLOCK_V2_SIZE 128u
 
 #endif

@@ -38,6 +38,7 @@ WIDTH(struct clock_tally, stopped_clocks, 8);
 WIDTH(struct clock_tally, stop_cause[0], 8);
 WIDTH(struct clock_tally, held_reads, 8);
 WIDTH(struct clock_tally, resumes, 8);
+WIDTH(struct clock_tally, disruptions, 8);
 WIDTH(struct stats_slot, count, STAT_CLOCKS * 2 * 8);
 
 _Static_assert(offsetof(struct state_block, in_stops) == STATE_BLOCK_V1_SIZE &&
@@ -104,6 +105,7 @@ __attribute__((used)) ON_LOAD_PAGE struct state_block visible_block = {
 			.code = FIELD(struct decision_result, reason_code),
 			.resumes = FIELD(struct clock_tally, resumes),
 		},
+	.in_vmclock = {.disruptions = FIELD(struct clock_tally, disruptions)},
 };
 
 /* The note that says where the block is: its descriptor holds the block's address less

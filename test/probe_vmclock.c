@@ -16,6 +16,8 @@
  *       the last third). Exits 1 where a promise was broken, 2 on a usage or setup error.
  *       TSCTEST_FIRST_READ_AFTER_US=U: the new rate starts U us before the readers read
  *       again (by default at their first read).
+ *       TSCTEST_LINGER_FILE=PATH: once done, creates PATH and waits up to 10 s, for
+ *       `tscshim ps` to read the process.
  *       TSCTEST_PAUSE_STOP_US=U (the hooks build): the first writer after the move, the
  *       one that stops the line, is paused U us once it has its anchor, so that the other
  *       reader reads for that long before the stop is published. */
@@ -210,5 +212,11 @@ int main(int argc, char **argv)
 	       (unsigned long long)s.stops, (unsigned long long)s.held_reads, s.reason);
 	printf("vmclock: watched=%u disruptions=%llu resumes=%llu served_late=%ld\n", s.disruption_watched,
 	       (unsigned long long)s.disruptions, (unsigned long long)s.resumes, served_late);
+	const char *linger = getenv("TSCTEST_LINGER_FILE");
+	if (linger && *linger) {
+		int lf = open(linger, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (lf >= 0 && close(lf) == 0)
+			nap(10);
+	}
 	return broken;
 }

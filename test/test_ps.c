@@ -105,7 +105,7 @@ struct fake_decision {
 };
 struct fake_tally {
 	uint64_t stopped_uncovered, largest_error_ns, lost_writes, kernel_reads, stops, reanchors, resyncs, appended;
-	uint64_t held_reads, stop_cause[SERVED_CLOCK_COUNT], stopped_clocks, resumes;
+	uint64_t held_reads, stop_cause[SERVED_CLOCK_COUNT], stopped_clocks, resumes, disruptions;
 };
 struct fake_slot {
 	uint64_t pad;
@@ -179,12 +179,14 @@ static void fake_image(struct fake *f)
 		.in_stops = {offsetof(struct fake_tally, stopped_clocks), offsetof(struct fake_tally, stop_cause),
 			     SERVED_CLOCK_COUNT, offsetof(struct fake_tally, held_reads)},
 		.in_reason = {offsetof(struct fake_decision, code), offsetof(struct fake_tally, resumes)},
+		.in_vmclock = {offsetof(struct fake_tally, disruptions), 0},
 	};
 	memcpy(b.magic, STATE_BLOCK_MAGIC, 8);
 	put(f, BLOCK_AT, &b, sizeof b);
 	uint64_t count = 640;
 	put(f, COUNT_AT, &count, 8);
-	struct fake_tally t = {.resyncs = 35, .reanchors = 1, .kernel_reads = 2, .lost_writes = 3, .largest_error_ns = 41};
+	struct fake_tally t = {.resyncs = 35, .reanchors = 1, .kernel_reads = 2, .lost_writes = 3, .largest_error_ns = 41,
+			       .disruptions = 2};
 	put(f, TALLY_AT, &t, sizeof t);
 }
 
@@ -504,6 +506,15 @@ static void test_block_refused(void)
 	block_of(f)->in_reason.resumes = (uint16_t)(sizeof(struct fake_tally) - 4);
 	CHECK(read_fake(f, &p) == PS_BLOCK_OTHER && strstr(p.note, "a counter outside the tally"));
 	fake_image(f);
+	block_of(f)->in_vmclock.disruptions = (uint16_t)(sizeof(struct fake_tally) - 4);
+	CHECK(read_fake(f, &p) == PS_BLOCK_OTHER && strstr(p.note, "a counter outside the tally"));
+	/* The disruptions where the block says, and not known where it says nothing (0: an
+	 * earlier build's reserved word). */
+	fake_image(f);
+	CHECK(read_fake(f, &p) == PS_BLOCK_READ && p.disruptions_known && p.disruptions == 2);
+	block_of(f)->in_vmclock.disruptions = 0;
+	CHECK(read_fake(f, &p) == PS_BLOCK_READ && !p.disruptions_known && p.disruptions == 0);
+	fake_image(f);
 	block_of(f)->magic[0] = 'X';
 	CHECK(read_fake(f, &p) == PS_BLOCK_OTHER && strcmp(p.note, "state block not recognized") == 0);
 	fake_image(f);
@@ -803,7 +814,8 @@ static void test_outputs_stopped(void)
 			   "0 undecided\n"));
 
 	text = written(ps_write_json, p, 4, &t);
-	CHECK(strstr(text, "\"largest_error_ns\": 0, \"resumes\": null, \"stopped\": {\"realtime\": \"unreadable\"}, \"held_reads\": 3"));
+	CHECK(strstr(text, "\"largest_error_ns\": 0, \"resumes\": null, \"disruptions\": null, \"stopped\": {\"realtime\": "
+			   "\"unreadable\"}, \"held_reads\": 3"));
 	CHECK(strstr(text, "\"reason_key\": \"behind\""));
 	CHECK(strstr(text, "\"stopped\": {\"monotonic\": \"behind\", \"monotonic_raw\": \"behind\", "
 			   "\"boottime\": \"behind\", \"realtime\": \"behind\"}, \"held_reads\": 0"));
@@ -933,7 +945,8 @@ static void test_sums_not_real(void)
 	for (int i = 0; i < 3; i++)
 		p[i] = (struct ps_process){.pid = 300 + i, .user = "root", .command = "x", .state = PS_SERVING,
 					   .serving = true, .fenced = true, .served = 1, .stops_known = true, .resumes_known = true,
-					   .resyncs = 10, .resumes = 1, .counted = true, .served_reads = 5};
+					   .resyncs = 10, .resumes = 1, .counted = true, .served_reads = 5,
+					   .disruptions_known = true, .disruptions = 1};
 	p[2].resyncs = UINT64_MAX - 9; /* with the others' 20: 10 after a wrap */
 	p[2].served_reads = UINT64_MAX;
 	struct ps_scan_totals t = {0};
@@ -941,12 +954,14 @@ static void test_sums_not_real(void)
 	CHECK(strstr(text, "\ntscshim_resyncs 20\n"));
 	CHECK(strstr(text, "\ntscshim_served_reads 10\n"));
 	CHECK(strstr(text, "\ntscshim_resumes 3\n"));
+	CHECK(strstr(text, "\ntscshim_disruptions 3\n"));
 	CHECK(strstr(text, "\ntscshim_counts_left_out 2\n"));
 	text = written(ps_write_table, p, 3, &t);
 	CHECK(strstr(text, "; 2 counts left out of the sums (beyond any a process reaches)\n"));
-	CHECK(strstr(text, "  serving, fenced: monotonic; resumed 1\n"));
+	CHECK(strstr(text, "  serving, fenced: monotonic; resumed 1; disrupted 1\n"));
 	text = written(ps_write_json, p, 3, &t);
-	CHECK(strstr(text, "\"resyncs\": 20, \"fallbacks\": 0, \"resumes\": 3, \"counting\": 3, \"served_reads\": 10, "
+	CHECK(strstr(text, "\"resyncs\": 20, \"fallbacks\": 0, \"resumes\": 3, \"disruptions\": 3, \"counting\": 3, "
+			   "\"served_reads\": 10, "
 			   "\"counts_left_out\": 2"));
 	/* Large counts that may be real: the sum saturates. */
 	p[2].resyncs = PS_COUNT_NOT_REAL - 1;
@@ -1013,7 +1028,7 @@ static void random_process(uint64_t *rng, struct ps_process *p)
 	p->denied = (enum ps_denied)(xorshift64(rng) % PS_DENIEDS);
 	uint64_t *counts[] = {&p->reads_before_decision, &p->at_read, &p->decide_ns, &p->resyncs, &p->reanchors,
 			      &p->stops, &p->kernel_reads, &p->lost_writes, &p->largest_error_ns, &p->held_reads,
-			      &p->resumes, &p->served_reads, &p->calls};
+			      &p->resumes, &p->disruptions, &p->served_reads, &p->calls};
 	for (size_t i = 0; i < sizeof counts / sizeof *counts; i++) {
 		uint64_t r = xorshift64(rng);
 		*counts[i] = (r & 3) == 0 ? UINT64_MAX - (r >> 60) : (r & 3) == 1 ? r >> 40 : r;
@@ -1028,6 +1043,7 @@ static void random_process(uint64_t *rng, struct ps_process *p)
 	for (int c = 0; c < 32; c++)
 		p->stop_cause[c] = xorshift64(rng) % 10;
 	p->resumes_known = xorshift64(rng) & 1;
+	p->disruptions_known = xorshift64(rng) & 1;
 	p->reason_code_known = xorshift64(rng) & 1;
 	p->reason_code = (uint32_t)(xorshift64(rng) % 40);
 	p->counted = xorshift64(rng) & 1;

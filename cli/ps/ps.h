@@ -83,6 +83,10 @@ struct ps_process {
 	/* Times a stopped clock served again (resumes_known: a block of layout 2). */
 	bool resumes_known;
 	uint64_t resumes;
+	/* Times the hypervisor's vmclock marker stopped the counter (disruptions_known: a
+	 * block that says where the count lies). */
+	bool disruptions_known;
+	uint64_t disruptions;
 	/* Calls counted where TSCSHIM_STATS is set (counted): served from the counter, all. */
 	bool counted;
 	uint64_t served_reads, calls;

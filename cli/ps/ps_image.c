@@ -292,6 +292,8 @@ static const char *block_fault(const struct state_block *b, const struct ps_imag
 		return "a decision field outside the decision";
 	if (b->layout >= STATE_BLOCK_LAYOUT && (uint32_t)b->in_reason.resumes + 8 > b->in_tally.size)
 		return "a counter outside the tally";
+	if (b->layout >= STATE_BLOCK_LAYOUT && (uint32_t)b->in_vmclock.disruptions + 8 > b->in_tally.size)
+		return "a counter outside the tally";
 	if (b->in_stats.clocks == 0 || b->in_stats.clocks > 16 ||
 	    (uint32_t)b->in_stats.counts + b->in_stats.clocks * 16u > b->in_stats.slot_size)
 		return "a count outside its slot";
@@ -429,6 +431,9 @@ enum ps_block_result ps_block_read(const struct ps_memory *m, const struct ps_im
 	p->resumes_known = b.layout >= STATE_BLOCK_LAYOUT;
 	if (p->resumes_known)
 		p->resumes = u64_at(tally, b.in_reason.resumes);
+	p->disruptions_known = b.layout >= STATE_BLOCK_LAYOUT && b.in_vmclock.disruptions != 0;
+	if (p->disruptions_known)
+		p->disruptions = u64_at(tally, b.in_vmclock.disruptions);
 	if (!b.decision) {
 		p->state = PS_UNDECIDED;
 		return PS_BLOCK_READ;

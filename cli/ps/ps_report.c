@@ -248,7 +248,7 @@ enum { MAX_KEYS = 64 };
 struct summary {
 	unsigned processes, state[PS_STATES], unreadable[PS_DENIEDS];
 	unsigned passing[MAX_KEYS]; /* by ps_reason_key_at's index */
-	uint64_t resyncs, fallbacks, resumes, served_reads; /* saturating */
+	uint64_t resyncs, fallbacks, resumes, disruptions, served_reads; /* saturating */
 	unsigned counting;
 	unsigned stopped[32][STOP_BUCKETS]; /* clocks stopped, by clock and stop_bucket */
 	unsigned left_out; /* counts left out of the sums: PS_COUNT_NOT_REAL or more */
@@ -298,6 +298,7 @@ static void summarize(const struct ps_process *p, size_t n, struct summary *s)
 			add_count(&s->resyncs, p[i].resyncs, s);
 			add_count(&s->fallbacks, fallbacks_of(&p[i]), s);
 			add_count(&s->resumes, p[i].resumes, s);
+			add_count(&s->disruptions, p[i].disruptions, s);
 		}
 		for (unsigned c = 0; decided(&p[i]) && c < 32; c++)
 			if ((p[i].stopped_clocks >> c) & 1)
@@ -366,10 +367,14 @@ static void write_summary_line(FILE *out, const struct summary *s, const struct 
 
 static void state_words(char *buf, size_t size, const struct ps_process *p)
 {
-	char clocks[128], stopped[256], resumed[48] = "", note[sizeof p->note * 4];
+	char clocks[128], stopped[256], resumed[96] = "", note[sizeof p->note * 4];
 	ps_terminal_text(note, sizeof note, p->note); /* this reader's words, escaped all the same */
-	if (p->resumes)
-		snprintf(resumed, sizeof resumed, "; resumed %llu", (unsigned long long)p->resumes);
+	if (p->resumes && p->disruptions)
+		snprintf(resumed, sizeof resumed, "; resumed %llu; disrupted %llu", (unsigned long long)p->resumes,
+			 (unsigned long long)p->disruptions);
+	else if (p->resumes || p->disruptions)
+		snprintf(resumed, sizeof resumed, "; %s %llu", p->resumes ? "resumed" : "disrupted",
+			 (unsigned long long)(p->resumes ? p->resumes : p->disruptions));
 	switch (p->state) {
 	case PS_SERVING:
 		/* The clocks it serves now; those the decision served that stopped, after. */
@@ -513,6 +518,10 @@ static void write_json_decision(struct json_object *o, const struct ps_process *
 		json_u64(o, "resumes", q->resumes);
 	else
 		fputs("null", json_key(o, "resumes"));
+	if (q->disruptions_known)
+		json_u64(o, "disruptions", q->disruptions);
+	else
+		fputs("null", json_key(o, "disruptions"));
 	/* The decision's clocks that stopped, and why; null where the block does not say (an
 	 * earlier build's). */
 	if (!q->stops_known) {
@@ -580,6 +589,7 @@ void ps_write_json(FILE *out, const struct ps_process *p, size_t n, const struct
 	json_u64(&sum, "resyncs", s.resyncs);
 	json_u64(&sum, "fallbacks", s.fallbacks);
 	json_u64(&sum, "resumes", s.resumes);
+	json_u64(&sum, "disruptions", s.disruptions);
 	json_u64(&sum, "counting", s.counting);
 	json_u64(&sum, "served_reads", s.served_reads);
 	json_u64(&sum, "counts_left_out", s.left_out);
@@ -646,6 +656,9 @@ void ps_write_prometheus(FILE *out, const struct ps_process *p, size_t n, const 
 	fprintf(out, "tscshim_fallbacks %llu\n", (unsigned long long)s.fallbacks);
 	family(out, "tscshim_resumes", "Stopped clocks that served again so far, summed over the processes read.");
 	fprintf(out, "tscshim_resumes %llu\n", (unsigned long long)s.resumes);
+	family(out, "tscshim_disruptions",
+	       "Times the hypervisor's vmclock marker stopped the counter (a migration), summed over the processes read.");
+	fprintf(out, "tscshim_disruptions %llu\n", (unsigned long long)s.disruptions);
 	family(out, "tscshim_counts_left_out",
 	       "Counts left out of the sums above: beyond any a process reaches (a forged state block).");
 	fprintf(out, "tscshim_counts_left_out %u\n", s.left_out);

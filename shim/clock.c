@@ -70,10 +70,10 @@ int clock_start(const struct line_setup *setup, const char **err)
 		return -1;
 	}
 
-	/* Before the first anchor: a migration after it shows as a marker changed since. */
-	if (setup->watch_disruption && !disruption_watch_start()) {
-		/* Served without the watch: a migration is met at the next re-synchronization. */
-	}
+	/* Before the first anchor: a migration after it shows as a marker changed since.
+	 * Where the device cannot be read, the clock serves without the watch (it says why). */
+	if (setup->watch_disruption)
+		disruption_watch_start();
 	enum track_stop why;
 	uint32_t serving;
 	enum write_result r = recover(setup->signals_blocked, &why, &serving);

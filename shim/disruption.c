@@ -40,7 +40,7 @@ bool disruption_device_exists(void)
 bool disruption_watch_start(void)
 {
 	if (__atomic_load_n(&clock_config.disruption_marker, __ATOMIC_ACQUIRE))
-		return true; /* a fork child's decision: its parent's mapping is the child's */
+		return true; /* watched already: the first mapping stands (it is never unmapped) */
 	long fd = raw_syscall4(SYS_openat, AT_FDCWD, (long)device_path(), O_RDONLY | O_CLOEXEC, 0);
 	if (fd < 0) {
 		if (say_level >= 1)

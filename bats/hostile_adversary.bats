@@ -317,6 +317,29 @@ nothing_stopped() {
 	done
 }
 
+# FOUND (F13): the same +/-1 us reference, stopped as too noisy, served again about one
+# run in four where its reads took 100 ns more (brackets of ~180 ns in place of ~80; CI
+# failed the test above on such a host): a try's one anchor of seven readings read quiet
+# by chance (its spread, the lower median of their distances, looks past half of them),
+# and two such tries settled the running mean; the clock then served 1.1-1.5 us off.
+# Root cause: calib/segment.c segment_resume and track_resumes took one anchor's spread
+# as the proof of quiet. A try now counts every reading (their disagreement) on up to
+# quiet_anchors anchors (anchor_count_quiet_try; unit: a_noisy_clock_resumes_only_on_quiet_anchors).
+# Asserted: no resumption in 6 runs, of which at least one stopped a served clock as
+# noisy (the case). Not asserted: the bound, which wide brackets blur for a first line
+# (README's known limits).
+@test "adversary: FOUND a +/-1 us reference read in 180 ns, stopped as too noisy, never serves again" {
+	require_reliable
+	local SETTLE_US=20000 stopped=0
+	for i in 1 2 3 4 5 6; do
+		hostile 0.5 -- TSCTEST_JITTER_NS=1000 TSCTEST_COST_NS=100
+		[ "$(status_field resumes)" = 0 ]
+		[[ "$output" != *"reason=stopped serving: the kernel's clock is too noisy"* ]] || stopped=$((stopped + 1))
+	done
+	echo "runs that stopped a served clock as noisy: $stopped"
+	[ "$stopped" -ge 1 ]
+}
+
 # FOUND (F10, docs): the noise limit is stated three ways: the code stops a clock whose
 # mean spread passes bound/12 (calib/segment.c segment_noise_limit), doc/DESIGN.md says
 # "more than *B*/16", README.md, man/libtscshim.7 and NEWS say "spread beyond about a

@@ -19,6 +19,7 @@
 #include "system.h"
 
 #include <stdatomic.h>
+#include <string.h>
 
 /* Says, once, which clocks a publication stopped and why: in the counters that
  * tscshim_status reads, and in one verbose line. */
@@ -95,6 +96,24 @@ static bool affinity_uncovered(void)
 	return !covers_every_cpu && !(cpu_mask_allowed(&now_allowed) > 0 && cpu_mask_is_subset(&now_allowed, &covered));
 }
 
+/* Anchor a counted into a try of the clocks stopped as too noisy that are due, if any
+ * (anchor_count_quiet_try): more anchors, quiet_anchors in all at most, while one of them
+ * reads quiet; a is then the last, each such clock at the largest spread any showed. A
+ * noisy clock's try mostly ends at its first anchor. */
+static void prove_quiet(struct anchor *a, const struct line *old, uint64_t now)
+{
+	uint32_t due = noisy_tries_due(old, now);
+	if (!due)
+		return;
+	bool more = anchor_count_quiet_try(a, NULL, due, &plan_cfg);
+	for (int taken = 1; more && taken < plan_cfg.quiet_anchors; taken++) {
+		uint64_t earlier[TRACKS];
+		memcpy(earlier, a->spread_ns, sizeof earlier);
+		take_anchor(a, plan_cfg.readings_most, plan_cfg.full_readings, old);
+		more = anchor_count_quiet_try(a, earlier, due, &plan_cfg);
+	}
+}
+
 /* A try to serve again with the line `old` (state w) that stopped whole for a cause that
  * passes: a fresh line if its kernel clock holds the bound once more (segment_resume),
  * else the stopped line with its next try put off. */
@@ -103,6 +122,7 @@ __attribute__((noinline)) enum write_result resume_line(uint64_t w, const struct
 	uint64_t expected[2] = {w, __atomic_load_n(&wiped.floor, __ATOMIC_ACQUIRE)};
 	struct anchor a;
 	take_anchor(&a, plan_cfg.readings_most, plan_cfg.full_readings, old);
+	prove_quiet(&a, old, now);
 	struct plan_inputs in = {.old = old, .anchor = &a, .now = now, .cfg = &plan_cfg};
 	struct plan plan;
 	segment_resume(&in, &plan);
@@ -160,6 +180,7 @@ static enum write_result resync(uint64_t w, const struct line *old, uint64_t now
 	 * anchor_retakes times at most, where a clock it serves has none. */
 	for (int attempt = 0; lapsed && attempt < plan_cfg.anchor_retakes && !anchor_reads_served(&a, old); attempt++)
 		take_anchor(&a, plan_cfg.readings_most, plan_cfg.full_readings, old);
+	prove_quiet(&a, old, now);
 	TEST_POINT(TEST_POINT_ANCHORED);
 	struct plan_inputs in = {.old = old, .anchor = &a, .now = now, .cfg = &plan_cfg};
 	struct plan plan;
@@ -170,6 +191,7 @@ static enum write_result resync(uint64_t w, const struct line *old, uint64_t now
 		 * second, larger set of readings shows it too: two readings of three out of
 		 * order would otherwise step a clock, stop it, or pull it off by their age. */
 		take_anchor(&a, plan_cfg.readings_most, plan_cfg.full_readings, old);
+		prove_quiet(&a, old, now);
 		segment_plan(&in, &plan);
 	}
 	if (plan.outcome == PLAN_NO_ANCHOR)

@@ -307,7 +307,7 @@ SAN_CFLAGS_asan := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -
 SAN_CFLAGS_tsan := -O1 -g -fsanitize=thread -Wno-error
 san_goals = $(1)/libtsccalib.a $(1)/libtscshim.so $(1)/tscshim $(TEST_SRC:test/%.c=$(1)/test/%) \
 	$(1)/test/probe_stress $(1)/test/probe_clock $(1)/test/probe_ps \
-	$(1)/test/libtscshim-hooks.so $(1)/test/librefclock.so $(1)/test/probe_vmclock
+	$(1)/test/libtscshim-hooks.so $(1)/test/librefclock.so $(1)/test/probe_vmclock $(1)/test/probe_hostile
 
 # build-tsan/.compiler names the compiler of the objects there: another one's are not reused.
 sanitize-build:

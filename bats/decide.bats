@@ -327,42 +327,31 @@ require_musl_build() {
 }
 
 @test "decide: costs whose kernel figure is today's apply without a look at /sys; another figure asks the clocksource's name" {
-	# The kernel's clock timed at the read (the cheapest of three blocks of calls) agrees
-	# with the costs' figure within 10 %: they are this clocksource's, whatever name they
-	# carry. A busy machine can make one timing disagree, now or when the costs were
-	# measured, and the name then decides (a look under /sys): the check is tried six times,
-	# the costs measured afresh for every other try, before it counts as failed.
+	# The kernel's clock timed at the read agrees with the costs' figure within 10 %: they
+	# are this clocksource's, whatever name they carry. Both timings are staged (the test
+	# build's TSCSHIM_TEST_COSTS stands in for the load's measurement and for the read's):
+	# two timings of a real host agree only as well as its speed holds still, and a CI
+	# host's did not in three tries running (28.8 ns at the read against 38.6 at load).
 	require_reliable
 	require_command strace strace
-	export TSCSHIM_SERVE=auto
-	local try agreed=0
-	for try in 1 2 3 4 5 6; do
-		if [ $((try % 2)) -eq 1 ]; then
-			rm -f "$TSCSHIM_CACHE"
-			LD_PRELOAD="$SHIM" "$PROBE" loop 5 >/dev/null
-			edit_cache "$TSCSHIM_CACHE" cost_clocksource another-name
-			# Each try from the same file: one that disagrees marks it, and the next start
-			# would measure and keep a second set.
-			cp "$TSCSHIM_CACHE" "$BATS_TEST_TMPDIR/one-set"
-		fi
-		cp "$BATS_TEST_TMPDIR/one-set" "$TSCSHIM_CACHE"
-		run --separate-stderr strace -f -qq -e trace=openat -o "$BATS_TEST_TMPDIR/trace" \
-			-E LD_PRELOAD="$SHIM" -E TSCSHIM_VERBOSE=2 "$PROBE" loop 5
-		echo "$stderr" | grep "kernel's clock costs .* a call now" || true
-		if [[ "$stderr" == *"a call now, as the costs'"* ]]; then
-			agreed=1
-			break
-		fi
-	done
+	export TSCSHIM_SERVE=auto TSCSHIM_TEST_COSTS=30000,300000,20000,10000
+	rm -f "$TSCSHIM_CACHE"
+	LD_PRELOAD="$HOOKS" "$PROBE" loop 5 >/dev/null
+	grep -qx 'kernel_ps=30000' "$TSCSHIM_CACHE"
+	edit_cache "$TSCSHIM_CACHE" cost_clocksource another-name
+	cp "$TSCSHIM_CACHE" "$BATS_TEST_TMPDIR/one-set"
+	run --separate-stderr strace -f -qq -e trace=openat -o "$BATS_TEST_TMPDIR/trace" \
+		-E LD_PRELOAD="$HOOKS" -E TSCSHIM_VERBOSE=2 "$PROBE" loop 5
+	echo "$stderr"
 	cat "$BATS_TEST_TMPDIR/trace"
-	[ "$agreed" -eq 1 ]
+	[[ "$stderr" == *"30.0 ns a call now, as the costs' 30.0 ns: they apply"* ]]
 	[[ "$stderr" == *"from the cache"*"from the record;"* ]]
 	! grep -q /sys/ "$BATS_TEST_TMPDIR/trace" || false
 	# A figure twice today's: the name decides (one look under /sys), and it is not this one's.
 	cp "$BATS_TEST_TMPDIR/one-set" "$TSCSHIM_CACHE"
-	edit_cache "$TSCSHIM_CACHE" kernel_ps $(($(sed -n 's/^kernel_ps=//p' "$TSCSHIM_CACHE") * 2))
+	edit_cache "$TSCSHIM_CACHE" kernel_ps 60000
 	run --separate-stderr strace -f -qq -e trace=openat -o "$BATS_TEST_TMPDIR/trace" \
-		-E LD_PRELOAD="$SHIM" -E TSCSHIM_VERBOSE=2 "$PROBE" loop 5
+		-E LD_PRELOAD="$HOOKS" -E TSCSHIM_VERBOSE=2 "$PROBE" loop 5
 	echo "$stderr"
 	[[ "$stderr" == *"a call now, unlike the costs'"*"the clocksource's name decides"* ]]
 	[ "$(grep -c current_clocksource "$BATS_TEST_TMPDIR/trace")" -eq 1 ]

@@ -161,8 +161,17 @@ static uint64_t cheapest_per_call_ps(uint64_t *ticks, int rounds, uint64_t timer
 	return ps ? ps : 1;
 }
 
+#ifdef TSCSHIM_TEST_HOOKS
+static bool forced_costs(struct cost_ps *out);
+#endif
+
 uint64_t cost_kernel_now_ps(clockid_t clock, uint64_t rate_millihz)
 {
+#ifdef TSCSHIM_TEST_HOOKS
+	struct cost_ps forced;
+	if (forced_costs(&forced))
+		return forced.kernel;
+#endif
 	/* The costs are kept per boot and CPU set, but how the kernel's clock is read depends
 	 * on this process too (another library preloaded before us) and on the clocksource
 	 * the kernel uses now. Measured as cost_measure measures it (blocks of calls, the
@@ -200,7 +209,9 @@ bool cost_still_applies(uint64_t now_ps, const struct cost_ps *cached)
 /* The test build only: TSCSHIM_TEST_COSTS="KERNEL,SYSCALL,FENCED,UNFENCED[,PLAN]" (ps;
  * PLAN a fenced read plan, shim/line.h) stands in for the measurement, so that tests
  * stage a gain at the margin and see what a record makes of it, and serve with each
- * plan. */
+ * plan; KERNEL also for the decision's timing of the kernel's clock (cost_kernel_now_ps),
+ * which on a real host agrees with the record's only as well as the host's speed holds
+ * still. */
 #include <stdlib.h>
 static bool forced_costs(struct cost_ps *out)
 {

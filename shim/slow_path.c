@@ -2,8 +2,9 @@
  * leaves, a read with no line, past a line's expiry or hard end, or of a stopped clock.
  * Owns the kernel reads past a hard end (kernel_read, which may raise the floor), the
  * reads of a stopped clock (stopped_read, held at what it served, or passed through),
- * the reads that find the hypervisor's disruption marker changed, and the passing bits. Writes a line only through shim/resync.c, in a turn it took;
- * may not claim slots or publish itself. */
+ * the reads that find the hypervisor's disruption marker changed (disrupted_read), and
+ * the passing bits. Writes a line only through shim/resync.c, in a turn it took; may not
+ * claim slots or publish itself. */
 #define _GNU_SOURCE
 #include "clock.h"
 

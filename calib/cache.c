@@ -295,7 +295,7 @@ static int parse_line(const struct field *f, const char *line, size_t len,
 								       : ": expected 0..31 printable characters without spaces", NULL);
 			return -1;
 		}
-		memcpy(dest, v, vlen);
+		bytes_copy(dest, v, vlen);
 		dest[vlen] = '\0';
 		return 0;
 	case FIELD_CPUS:

@@ -324,7 +324,9 @@ nothing_stopped() {
 # and two such tries settled the running mean; the clock then served 1.1-1.5 us off.
 # Root cause: calib/segment.c segment_resume and track_resumes took one anchor's spread
 # as the proof of quiet. A try now counts every reading (their disagreement) on up to
-# quiet_anchors anchors (anchor_count_quiet_try; unit: a_noisy_clock_resumes_only_on_quiet_anchors).
+# quiet_anchors anchors (anchor_count_quiet_try; unit: a_noisy_clock_resumes_only_on_quiet_anchors),
+# whatever stopped the clock: one make test run still saw a resumption while only clocks
+# stopped as noisy were so tried (a noisy clock may first stop as behind).
 # Asserted: no resumption in 6 runs, of which at least one stopped a served clock as
 # noisy (the case). Not asserted: the bound, which wide brackets blur for a first line
 # (README's known limits).

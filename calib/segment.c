@@ -394,7 +394,7 @@ static bool anchor_has(const struct anchor *a, int k)
  *    re-synchronization);
  *  - anchor_retakes: an anchor missing a clock is taken again twice: a preemption at the
  *    wrong moment goes, a clock that fails stays (and a first line is not held long);
- *  - quiet_anchors: a try to serve a clock stopped as too noisy proves it quiet on up to 4
+ *  - quiet_anchors: a try to serve a stopped clock again proves it quiet on up to 4
  *    anchors, every reading of each agreeing (anchor_count_quiet_try). Of a +/-1 us
  *    reference, one anchor of seven readings reads quiet by its spread alone 3 % of the time
  *    at brackets of 60 ns, 15 % at 150 ns, 47 % at 300 ns: of 400 such clocks stopped as
@@ -572,12 +572,14 @@ static bool noise_settled(struct track_health *h, uint64_t spread_ns, const stru
 	return track_noise_ns(h) <= segment_noise_limit(cfg) / 2;
 }
 
-uint32_t noisy_tries_due(const struct line *old, uint64_t now)
+uint32_t tries_due(const struct line *old, uint64_t now)
 {
 	uint32_t due = 0;
-	for (int k = 0; k < TRACKS; k++)
-		if (old->health[k].stopped == TRACK_NOISY && (!old->active || now >= old->health[k].retry_at))
+	for (int k = 0; k < TRACKS; k++) {
+		enum track_stop cause = (enum track_stop)old->health[k].stopped;
+		if (cause != TRACK_SERVING && track_stop_passes(cause) && (!old->active || now >= old->health[k].retry_at))
 			due |= 1u << k;
+	}
 	return due;
 }
 

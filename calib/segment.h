@@ -259,8 +259,8 @@ struct plan_config {
 	int full_readings;        /* ...a first line, a lapsed line, a fault before it is acted
 	                           * on, a resumption */
 	int anchor_retakes;       /* anchors taken again where a clock has no good reading */
-	int quiet_anchors;        /* anchors a try to serve a clock stopped as too noisy takes
-	                           * at most, while it reads quiet (anchor_count_quiet_try) */
+	int quiet_anchors;        /* anchors a try to serve a stopped clock again takes at
+	                           * most, while it reads quiet (anchor_count_quiet_try) */
 	int write_attempts;       /* writes (or recoveries) one read past an end tries */
 	int publish_attempts;     /* a publication re-tried over raised floors at most */
 	uint64_t anchor_widest_ns;  /* a reading slower than this cannot place its clock */
@@ -398,14 +398,16 @@ struct plan {
 	uint32_t resumed;               /* bit per track that serves again */
 };
 
-/* The tracks of `old` stopped as too noisy whose try to serve again is due at `now`: past
- * their own back-off, or, in a line stopped whole (tried only past its back-off), all. */
-uint32_t noisy_tries_due(const struct line *old, uint64_t now);
+/* The tracks of `old` stopped for a cause that passes whose try to serve again is due at
+ * `now`: past their own back-off, or, in a line stopped whole (tried only past its
+ * back-off), all. Whatever stopped a clock, the try's proof that it is quiet may not rest
+ * on luck: a clock stopped as behind or unreadable may be a noisy one too. */
+uint32_t tries_due(const struct line *old, uint64_t now);
 
 /* Counts anchor a into a try of the `due` tracks: each one's spread becomes the largest
- * of its own, its readings' disagreement (a clock stopped as too noisy serves again only
- * where every reading agrees: the lucky half of a noisy reference's readings agreeing
- * proves nothing) and earlier[k], the try's earlier anchors' (NULL for its first).
+ * of its own, its readings' disagreement (a stopped clock serves again only where every
+ * reading agrees: the lucky half of a noisy reference's readings agreeing proves
+ * nothing) and earlier[k], the try's earlier anchors' (NULL for its first).
  * Whether the try wants another anchor: some due track reads quiet on all so far. One
  * anchor of a noisy reference reads quiet by chance, the more often the wider its
  * brackets, so a try takes up to plan_config.quiet_anchors. */

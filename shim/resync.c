@@ -96,13 +96,13 @@ static bool affinity_uncovered(void)
 	return !covers_every_cpu && !(cpu_mask_allowed(&now_allowed) > 0 && cpu_mask_is_subset(&now_allowed, &covered));
 }
 
-/* Anchor a counted into a try of the clocks stopped as too noisy that are due, if any
- * (anchor_count_quiet_try): more anchors, quiet_anchors in all at most, while one of them
+/* Anchor a counted into a try of the stopped clocks that are due, if any (tries_due,
+ * anchor_count_quiet_try): more anchors, quiet_anchors in all at most, while one of them
  * reads quiet; a is then the last, each such clock at the largest spread any showed. A
  * noisy clock's try mostly ends at its first anchor. */
 static void prove_quiet(struct anchor *a, const struct line *old, uint64_t now)
 {
-	uint32_t due = noisy_tries_due(old, now);
+	uint32_t due = tries_due(old, now);
 	if (!due)
 		return;
 	bool more = anchor_count_quiet_try(a, NULL, due, &plan_cfg);

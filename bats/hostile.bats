@@ -194,6 +194,20 @@ none_served_after_settling() {
 	[ "$(status_field held_reads)" -gt 0 ]
 }
 
+# A held read (MONOTONIC_RAW slowed by a fifth: stopped, held until its kernel catches up)
+# preempted between its kernel reading and its look at the other held reads' kernel
+# values: they were read after its own, and it took its kernel for one that went back
+# itself and passed that reading through, below what it had held (1-122 values a run,
+# 70-114 us below). The hooks build pauses the first thread 20 us there.
+@test "hostile: a held read preempted after its kernel reading never passes below what it held" {
+	require_reliable
+	SHIM=$HOOKS LIMIT=2000000 SETTLE_US=0 hostile 1 monotonic-reference -- TSCTEST_RATE_PPM=-200000 \
+		TSCTEST_AFTER_MS=300 TSCTEST_CLOCKS=monotonic_raw TSCTEST_PAUSE_HELD_US=20
+	[ "$status" -eq 0 ]
+	[ "$(field monotonic_raw backwards)" -eq 0 ]
+	[ "$(status_field held_reads)" -gt 0 ]
+}
+
 @test "hostile: the reference steps 20 us forward every 100 ms: followed at once, never back" {
 	require_reliable
 	hostile 1 monotonic-reference -- TSCTEST_STEP_EVERY_MS=100 TSCTEST_STEP_NS=20000

@@ -121,16 +121,23 @@ static void pass_through_stopped(unsigned clock, enum track_stop cause, uint64_t
  * through (pass_through_stopped): every kernel value from then on is above anything it
  * served, in every thread. So too where the kernel's clock went back itself (below its
  * own last reading at the anchor that stopped the clock, or below a value it gave a held
- * read): its own values went back, and holding would stand still for the whole step. A
+ * read that read it before this one): its own values went back, and holding would stand still for the whole step. A
  * kernel clock that stands still (frozen) or runs slower than the line (a change of rate
  * beyond what a re-synchronization follows) is held until it catches up. A wall clock is
  * never held. Returns 1 with *ts, or -1 when the kernel's call failed (errno its): the
  * caller returns that, not a second call's answer, which no hold would cover. */
 static int stopped_read(unsigned clock, const struct line *l, uint64_t t, struct timespec *ts)
 {
+	/* The other held reads' kernel values, taken before this read's own: each of them
+	 * was read before it, so this one below them by more than the bound went back
+	 * itself. Taken after, they could be readings made after this one (this thread
+	 * preempted between its call and its comparison), and a kernel that only ran on
+	 * would be taken for one that went back: passed through, below what it held. */
+	uint64_t held_before = atomic_load_explicit(&held_kernel_most[clock], memory_order_acquire);
 	struct timespec now;
 	if (real_clock_gettime(clock_table[clock].id, &now) != 0)
 		return -1; /* errno is the kernel's */
+	TEST_POINT(TEST_POINT_HELD_READ);
 	if (!timespec_is_time(&now)) {
 		/* A success that is no time: the hold, never what was on the stack. */
 		ns_to_timespec(track_hold(l, (int)clock, t), ts);
@@ -160,8 +167,7 @@ static int stopped_read(unsigned clock, const struct line *l, uint64_t t, struct
 		*ts = now;
 		return 1;
 	}
-	if ((cause == TRACK_BEHIND && h->went_back) ||
-	    kernel + plan_cfg.bound_ns < atomic_load_explicit(&held_kernel_most[clock], memory_order_relaxed)) {
+	if ((cause == TRACK_BEHIND && h->went_back) || kernel + plan_cfg.bound_ns < held_before) {
 		pass_through_stopped(clock, cause, h->retry_at);
 		*ts = now;
 		return 1;

@@ -10,6 +10,8 @@ enum test_point {
 	TEST_POINT_CLAIMED,      /* a writer holds a slot, signals blocked */
 	TEST_POINT_PUBLISHED,    /* published, the superseded slot not yet freed */
 	TEST_POINT_KERNEL_READ,  /* a reader past the hard end is about to raise the floor */
+	TEST_POINT_HELD_READ,    /* a read of a stopped clock has its kernel reading, not yet
+	                          * compared with what the clock held */
 };
 
 /* TEST_POINT(p) calls the hook, where one is set, in the hooks build; it is nothing in the

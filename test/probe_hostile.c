@@ -9,7 +9,9 @@
  *   frozen, each writer pauses N us once it has its anchor, so that the second anchor it
  *   takes to confirm a fault comes past the line's hard end, as a preempted writer's may;
  *   with TSCTEST_PAUSE_EVERY_WRITER=1, every writer, so that lines lapse and readers read
- *   the kernel's clock past their hard ends)
+ *   the kernel's clock past their hard ends. TSCTEST_PAUSE_HELD_US=N, with the hooks
+ *   build: the first thread pauses N us in each read of a stopped clock, between its
+ *   kernel reading and its comparison with what the clock held, while the others read on)
  *
  * THREADS threads read CLOCK_MONOTONIC, MONOTONIC_RAW, BOOTTIME and REALTIME in turn for
  * SECONDS, each reading checked by test/hostile_check.h:
@@ -42,30 +44,41 @@ static _Atomic bool stop;
 
 static int64_t pause_writers_ns;
 static bool pause_every_writer; /* TSCTEST_PAUSE_EVERY_WRITER=1: not only while a clock is frozen */
+static int64_t pause_held_ns;    /* TSCTEST_PAUSE_HELD_US */
+static __thread bool pauses_held_reads; /* the first reader thread */
+
+static void pause_for(int64_t ns)
+{
+	struct timespec ts = {.tv_sec = 0, .tv_nsec = ns};
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
 
 /* The hooks build's test point: a writer with its anchor, paused while a clock is frozen
  * (tsctest_settled_ns 0), the double's own clock read through it, not the shim. */
 static void pause_writer(int point)
 {
-	if (point != TEST_POINT_ANCHORED)
+	if (point == TEST_POINT_HELD_READ && pauses_held_reads && pause_held_ns)
+		pause_for(pause_held_ns);
+	if (point != TEST_POINT_ANCHORED || !pause_writers_ns)
 		return;
 	for (int k = 0; k < HOSTILE_CLOCKS; k++)
 		if (pause_every_writer || dbl.settled_ns(hostile_clocks[k].id) == 0) {
-			struct timespec ts = {.tv_sec = 0, .tv_nsec = pause_writers_ns};
-			while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-				;
+			pause_for(pause_writers_ns);
 			return;
 		}
 }
 
 struct reader {
 	pthread_t thread;
+	bool first;
 	struct hostile_tally t[HOSTILE_CLOCKS];
 };
 
 static void *reader_main(void *p)
 {
 	struct reader *r = p;
+	pauses_held_reads = r->first;
 	int64_t previous[HOSTILE_CLOCKS] = {0};
 	bool previous_served[HOSTILE_CLOCKS] = {false};
 	while (!atomic_load_explicit(&stop, memory_order_relaxed))
@@ -105,14 +118,16 @@ int main(int argc, char **argv)
 		fprintf(stderr, "probe_hostile: needs build/test/librefclock.so preloaded after the shim\n");
 		return 2;
 	}
-	const char *pause = getenv("TSCTEST_PAUSE_WRITERS_US");
-	if (pause && atoll(pause) > 0) {
+	const char *pause = getenv("TSCTEST_PAUSE_WRITERS_US"), *held = getenv("TSCTEST_PAUSE_HELD_US");
+	pause_writers_ns = pause ? atoll(pause) * 1000 : 0;
+	pause_held_ns = held ? atoll(held) * 1000 : 0;
+	if (pause_writers_ns > 0 || pause_held_ns > 0) {
 		void (**hook)(int) = (void (**)(int))dlsym(RTLD_DEFAULT, "tscshim_test_hook");
-		if (!hook) {
-			fprintf(stderr, "probe_hostile: TSCTEST_PAUSE_WRITERS_US needs build/test/libtscshim-hooks.so\n");
+		if (!hook || pause_writers_ns >= 1000000000 || pause_held_ns >= 1000000000) {
+			fprintf(stderr, "probe_hostile: TSCTEST_PAUSE_WRITERS_US and TSCTEST_PAUSE_HELD_US need "
+					"build/test/libtscshim-hooks.so and under a second\n");
 			return 2;
 		}
-		pause_writers_ns = atoll(pause) * 1000;
 		const char *every = getenv("TSCTEST_PAUSE_EVERY_WRITER");
 		pause_every_writer = every && strcmp(every, "1") == 0;
 		*hook = pause_writer;
@@ -124,6 +139,7 @@ int main(int argc, char **argv)
 		status_sized()(&s, sizeof s);
 	limits.decided_at_ns = kernel_ns(CLOCK_MONOTONIC);
 	struct reader *r = calloc((size_t)threads, sizeof *r);
+	r[0].first = true;
 	for (int i = 0; i < threads; i++)
 		pthread_create(&r[i].thread, NULL, reader_main, &r[i]);
 	struct timespec nap = {.tv_sec = (time_t)seconds, .tv_nsec = (long)((seconds - (double)(time_t)seconds) * 1e9)};

@@ -194,6 +194,22 @@ none_served_after_settling() {
 	[ "$(status_field held_reads)" -gt 0 ]
 }
 
+# MONOTONIC_RAW slowed by a fifth on its own (no kernel does that: its RAW moves with
+# MONOTONIC, within NTP's slew) while every writer is late, so that lines lapse and readers
+# past their ends are handed every clock carried on from MONOTONIC's kernel reading. RAW's
+# kernel fell ever further below what was handed out for it: no plan could come up to
+# that, every publication was dropped, and RAW ran off without bound (2 to 137 ms in 1 s).
+# It stops, held at what was handed out, and the line publishes on; what RAW was served
+# before is as far off as the lapses carried it (0.3-0.7 ms here), well inside the limit.
+@test "hostile: MONOTONIC_RAW slowed by a fifth alone, every writer late: it stops, the rest publish on" {
+	require_reliable
+	SHIM=$HOOKS LIMIT=2000000 SETTLE_US=0 hostile 1 monotonic-reference -- TSCTEST_RATE_PPM=-200000 \
+		TSCTEST_AFTER_MS=300 TSCTEST_CLOCKS=monotonic_raw TSCTEST_PAUSE_WRITERS_US=1000 TSCTEST_PAUSE_EVERY_WRITER=1
+	[ "$status" -eq 0 ]
+	[[ "$output" == *" stopped_clocks=2 causes=0,3,0,0 "* ]]
+	[ "$(field monotonic_raw backwards)" -eq 0 ]
+}
+
 # A held read (MONOTONIC_RAW slowed by a fifth: stopped, held until its kernel catches up)
 # preempted between its kernel reading and its look at the other held reads' kernel
 # values: they were read after its own, and it took its kernel for one that went back

@@ -596,10 +596,31 @@ bool anchor_count_quiet_try(struct anchor *a, const uint64_t *earlier, uint32_t 
 	return more;
 }
 
+/* Whether track k's kernel clock ran at the line's rate for its family since its last
+ * reading (the one before it stopped, or its last try's), within the bound, its reading's
+ * bracket and the rate's own drift over that time. */
+static bool track_keeps_family_rate(const struct plan_inputs *in, const struct track_health *h, int k)
+{
+	const struct anchor *a = in->anchor;
+	const struct plan_config *cfg = in->cfg;
+	double rate;
+	if (!rate_since_last(h, a, k, &rate))
+		return true; /* nothing to measure it against */
+	double ticks = (double)(a->at[k] - h->last_at);
+	double apart_ns = abs_diff_double(rate, line_rate(in->old, clock_table[k].family)) * ticks;
+	double allowed_ns = (double)(cfg->bound_ns + a->width_ns[k]) +
+			    cfg->max_rate_deviation * ticks * cfg->calibrated_ns_per_tick;
+	return apart_ns <= allowed_ns;
+}
+
 /* Whether stopped track k of an active line serves again at this anchor: its cause
- * passes, its back-off is over, and its readings are good (more than one), quiet, and at
- * or above what it handed out (a wall clock: any). Where its back-off is over but the
- * readings say no, the next try is put off by a back-off twice as long. */
+ * passes, its back-off is over, its readings are good (more than one), quiet, and at or
+ * above what it handed out (a wall clock: any), and its kernel clock runs at its family's
+ * rate (not a wall clock, which steps). A track serves at its family's rate: one whose
+ * kernel runs apart from it (MONOTONIC_RAW slowed alone) stopped again within an
+ * interval, served that far off each time, at every try. Where its back-off is over but
+ * the readings say no, the next try is put off by a back-off twice as long, and measures
+ * the rate from this one's reading. */
 static bool track_resumes(const struct plan_inputs *in, struct line *next, int k)
 {
 	const struct anchor *a = in->anchor;
@@ -608,10 +629,15 @@ static bool track_resumes(const struct plan_inputs *in, struct line *next, int k
 		return false;
 	bool good = anchor_has(a, k) && !(a->lone & (1u << k)) && a->spread_ns[k] <= segment_first_spread_limit(in->cfg) &&
 		    noise_settled(h, a->spread_ns[k], in->cfg) &&
-		    (clock_table[k].wall || a->ns[k] >= track_hold(in->old, k, UINT64_MAX));
+		    (clock_table[k].wall || (a->ns[k] >= track_hold(in->old, k, UINT64_MAX) &&
+					     track_keeps_family_rate(in, h, k)));
 	if (!good) {
 		h->retries++;
 		schedule_retry(h, in->now, in->cfg);
+		if (anchor_has(a, k) && !(a->lone & (1u << k))) {
+			h->last_at = a->at[k];
+			h->last_ns = a->ns[k];
+		}
 	}
 	return good;
 }
@@ -1232,6 +1258,18 @@ bool line_apply_floor(struct line *next, uint64_t floor, uint32_t skip_tracks)
 		long double slope = conversion_slope(&c);
 		uint64_t reach = next->cur.start +
 				 (uint64_t)((long double)(track_floor[k] - base) / slope) + 1;
+		if (reach >= next->expiry && k != SERVED_MONOTONIC && !clock_table[k].wall) {
+			/* Its kernel clock so far below what readers past the old line's end were
+			 * handed for it (carried on from MONOTONIC's: MONOTONIC_RAW running at
+			 * another rate than MONOTONIC's family) that no segment could come up to it:
+			 * a fresh anchor would find it further still. It stops, held at that; the
+			 * line publishes, and the others serve on. (A wall clock below it was
+			 * stepped back since the anchor: the next plan follows the step.) */
+			stop_track(next, k, TRACK_BEHIND);
+			next->health[k].hold_ns = track_floor[k];
+			next->cur.clk[k] = (struct track_params){.base = track_floor[k], .mult = 0, .shift = 0};
+			continue;
+		}
 		if (k == SERVED_MONOTONIC)
 			monotonic_meets_floor = reach;
 		if (reach > from)

@@ -453,7 +453,9 @@ void segment_stop_disrupted(const struct plan_inputs *in, struct plan *out);
  * value at its end moved on by what MONOTONIC moved past the line's end, at track k's
  * rate relative to MONOTONIC. line_apply_floor() holds a planned line at or above what
  * those values were, by the same mapping; it returns false when the floor is so far
- * beyond the plan that the plan is obsolete (re-plan from a fresh anchor). */
+ * beyond MONOTONIC's plan (or a wall clock's) that the plan is obsolete (re-plan from a
+ * fresh anchor). Another clock so far below its floor stops there (TRACK_BEHIND, held at
+ * it): its kernel runs apart from MONOTONIC's, and no fresh anchor would reach it. */
 uint64_t line_kernel_read_value(const struct line *l, int k, uint64_t mono_value);
 bool line_apply_floor(struct line *next, uint64_t floor, uint32_t skip_tracks);
 

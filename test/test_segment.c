@@ -528,6 +528,49 @@ static void floors_hold_the_next_line_up(void)
 	CHECK_EQ_U64(next.cur.start, p.next.cur.start);
 }
 
+/* MONOTONIC_RAW slowed by a fifth alone (a hostile double: the kernel's own RAW moves
+ * with MONOTONIC, within NTP's slew), while writers were late (the line lapsed and
+ * readers past its end were handed every clock carried on from MONOTONIC's kernel). Such
+ * a RAW can never come up to what was handed out for it within a segment: the line was
+ * dropped at each publication, no line was published again, and RAW, carried on from
+ * MONOTONIC, ran off without bound (make test beside two busy loops: 135 ms off in 1 s).
+ * The track stops instead, held at what was handed out; the line publishes, and the other
+ * clocks serve on. */
+static void a_track_below_its_floor_stops_alone(void)
+{
+	struct line old;
+	first_line(&old, &steady, 10000000);
+	uint64_t late = old.cur.until + 8 * LIFE; /* 4 ms past the hard end */
+	struct kernel k = steady;
+	/* Above the lapsed line's end (it is not behind the line), 2 ms below what MONOTONIC
+	 * carried it to. */
+	k.offset[SERVED_MONOTONIC_RAW] -= (int64_t)((double)(late - old.cur.until) * RATE / 2);
+	struct anchor a = anchor_of(&k, late + 100, 0, 100);
+	struct plan p = plan_from(&old, &a, late);
+	CHECK(p.outcome == PLAN_STALE);
+	uint64_t floor = kernel_at(&k, SERVED_MONOTONIC, late + 3000);
+	uint64_t handed_out = line_kernel_read_value(&old, SERVED_MONOTONIC_RAW, floor);
+	CHECK(handed_out > kernel_at(&k, SERVED_MONOTONIC_RAW, late + 3000) + 100000);
+	struct line next = p.next;
+	CHECK(line_apply_floor(&next, floor, 0));
+	CHECK(next.active);
+	CHECK(track_serves(&next, SERVED_MONOTONIC) && track_serves(&next, SERVED_BOOTTIME));
+	CHECK(next.health[SERVED_MONOTONIC_RAW].stopped == TRACK_BEHIND);
+	CHECK(next.stopped_now & (1u << SERVED_MONOTONIC_RAW));
+	CHECK(track_hold(&next, SERVED_MONOTONIC_RAW, late) >= handed_out);
+	CHECK(track_hold(&next, SERVED_MONOTONIC_RAW, UINT64_MAX) == handed_out);
+	for (uint64_t t = late; t < next.cur.until; t += 997)
+		CHECK(line_value(&next, SERVED_MONOTONIC, t) >= floor);
+	CHECK(line_value(&next, SERVED_MONOTONIC_RAW, late) <= handed_out);
+	/* A floor raised again at the next try of the publication raises the hold with it. */
+	uint64_t higher = kernel_at(&k, SERVED_MONOTONIC, late + 5000);
+	CHECK(line_apply_floor(&next, higher, 0));
+	CHECK(track_hold(&next, SERVED_MONOTONIC_RAW, UINT64_MAX) == line_kernel_read_value(&old, SERVED_MONOTONIC_RAW, higher));
+	/* MONOTONIC itself so far below its floor still makes the plan obsolete. */
+	next = p.next;
+	CHECK(!line_apply_floor(&next, kernel_at(&steady, SERVED_MONOTONIC, next.expiry + LIFE), 0));
+}
+
 /* A wall clock the kernel stepped (so no floor holds it: plan_floor_exempt) stands, until
  * the planned line meets MONOTONIC's floor, where the kernel's clock was when that floor was
  * handed out, as MONOTONIC stands at its floor: not at its anchor's value, as far behind
@@ -1534,6 +1577,42 @@ static void a_stopped_clock_serves_again(void)
 	CHECK(!track_stop_passes(TRACK_CORRUPT) && !track_stop_passes(TRACK_UNCOVERED));
 }
 
+/* MONOTONIC_RAW's kernel slowed by a fifth alone (a track serves at its family's rate,
+ * and RAW's changes only with MONOTONIC's) stops as behind, and stays stopped while it
+ * runs apart: each try found it past its hold and quiet, and it served again, stopped
+ * again within an interval, served up to a fifth of an interval off each time (make test:
+ * 100-200 times a second, 124 us off). Back at its family's rate (and past its hold), it
+ * serves again, once a try has measured that rate. */
+static void a_clock_running_apart_from_its_family_stays_stopped(void)
+{
+	struct line l;
+	first_line(&l, &steady, 10000000);
+	uint64_t slowed_from = l.expiry, back_at = 0;
+	struct kernel k = steady;
+	int stops = 0, resumes_slowed = 0, resumes_back = 0;
+	for (int i = 0; i < 400; i++) {
+		uint64_t when = l.expiry + 100;
+		if (i == 60)
+			back_at = when; /* from here on true time again, as a frozen clock's double does */
+		struct anchor a = anchor_of(&k, when, 0, 100);
+		if (!back_at)
+			a.ns[SERVED_MONOTONIC_RAW] -= (uint64_t)((double)(when - slowed_from) * RATE / 5);
+		struct plan p = plan_from(&l, &a, l.expiry);
+		CHECK(p.next.active);
+		CHECK(track_serves(&p.next, SERVED_MONOTONIC) && track_serves(&p.next, SERVED_BOOTTIME));
+		stops += (p.next.stopped_now >> SERVED_MONOTONIC_RAW) & 1;
+		if (p.resumed & (1u << SERVED_MONOTONIC_RAW))
+			*(back_at ? &resumes_back : &resumes_slowed) += 1;
+		l = p.next;
+	}
+	printf("# MONOTONIC_RAW slowed a fifth alone: stops %d, served again %d times while slowed, %d once back\n", stops,
+	       resumes_slowed, resumes_back);
+	CHECK(stops == 1);
+	CHECK(resumes_slowed == 0);
+	CHECK(resumes_back == 1);
+	CHECK(track_serves(&l, SERVED_MONOTONIC_RAW));
+}
+
 /* A kernel whose rate wobbles +/-2 % against the counter every 3 ms (make soak's
  * wobble), starting at counter `from`: clock k's value at t. */
 static uint64_t wobbled_at(int k, uint64_t from, uint64_t t)
@@ -1618,6 +1697,7 @@ int main(void)
 	RUN(a_small_jump_is_not_a_rate);
 	RUN(boottime_steps_forward_realtime_steps_both_ways);
 	RUN(floors_hold_the_next_line_up);
+	RUN(a_track_below_its_floor_stops_alone);
 	RUN(a_stepped_wall_clock_stands_with_the_floor);
 	RUN(a_time_namespace_is_noticed);
 	RUN(the_hot_path_serves_prev_only_where_it_is_the_line);
@@ -1635,6 +1715,7 @@ int main(void)
 	RUN(a_stopped_line_serves_again_at_a_steady_rate);
 	RUN(a_disruption_holds_flat_and_measures_again);
 	RUN(a_stopped_clock_serves_again);
+	RUN(a_clock_running_apart_from_its_family_stays_stopped);
 	RUN(a_noisy_line_needs_quiet_tries);
 	RUN(a_noisy_clock_resumes_only_on_quiet_anchors);
 	RUN(a_quiet_proof_counts_every_reading);

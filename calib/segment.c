@@ -217,12 +217,24 @@ static uint32_t rates_to_adopt(const struct plan_inputs *in, struct line *next, 
 
 /* How far the kernel's clock k can have drifted from a line verified at its last good
  * reading by a change of rate within rate_change_most since (ns), at the anchor. Without
- * a last reading, over the longest a segment is served. */
+ * a last reading, over the longest a segment is served. The last reading is the latest of
+ * its family's serving clocks' (not a wall clock's, which steps): they are one clock plus
+ * offsets, so a change of rate began after the latest of them that agreed with the line.
+ * Its own alone, a clock that ran blind past one anchor (its readings out of order) took
+ * a slowing since that anchor for a change spread over two intervals, where BOOTTIME, read
+ * at it, proved too far behind for one: the family's rate was not adopted, MONOTONIC
+ * slewed at its old rate held to 15/16 of it, and its lead on a kernel slowed by more
+ * grew through the whole interval (a +/-4.8 % wobble: 77 us off, the envelope 61). */
 static uint64_t rate_change_explains_ns(const struct plan_inputs *in, const struct track_health *h, int k)
 {
 	const struct plan_config *cfg = in->cfg;
 	uint64_t at = in->anchor->at[k];
-	uint64_t elapsed = h->last_at && at > h->last_at ? at - h->last_at : 2 * (cfg->life_ticks + cfg->overlap_ticks);
+	uint64_t last_at = h->last_at;
+	for (int j = 0; last_at && j < TRACKS; j++)
+		if (clock_table[j].family == clock_table[k].family && !clock_table[j].wall && track_serves(in->old, j) &&
+		    in->old->health[j].last_at > last_at && in->old->health[j].last_at < at)
+			last_at = in->old->health[j].last_at;
+	uint64_t elapsed = last_at && at > last_at ? at - last_at : 2 * (cfg->life_ticks + cfg->overlap_ticks);
 	return (uint64_t)((double)elapsed * cfg->calibrated_ns_per_tick * cfg->rate_change_most);
 }
 

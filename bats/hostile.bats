@@ -224,6 +224,21 @@ none_served_after_settling() {
 	[ "$(status_field held_reads)" -gt 0 ]
 }
 
+# A reading 2 us out of order (one in 1,000) while a clock is held far above a frozen
+# kernel (a freeze of 5 ms every 100 ms): the kernel went back by 2 us, and the held read
+# took that for a step back of its own and passed it through, dropping the clock by all
+# the line had run ahead: 500-640 us. Held now; no value goes back further than the
+# double's own readings do.
+@test "hostile: a reading out of order while a clock is held never drops it by the hold's lead" {
+	require_reliable
+	LIMIT=1000000 SETTLE_US=0 hostile 1 -- TSCTEST_FREEZE_EVERY_MS=100 TSCTEST_FREEZE_MS=5 \
+		TSCTEST_BACK_ONE_IN=1000 TSCTEST_BACK_NS=2000 TSCTEST_PROBE_BACK_MOST_NS=2000
+	[ "$status" -eq 0 ]
+	[ "$(status_field held_reads)" -gt 0 ]
+	local c
+	for c in monotonic monotonic_raw boottime; do [ "$(field $c backwards)" -eq 0 ]; done
+}
+
 @test "hostile: the reference steps 20 us forward every 100 ms: followed at once, never back" {
 	require_reliable
 	hostile 1 monotonic-reference -- TSCTEST_STEP_EVERY_MS=100 TSCTEST_STEP_NS=20000

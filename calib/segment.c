@@ -654,14 +654,15 @@ static bool track_resumes(const struct plan_inputs *in, struct line *next, int k
 	return good;
 }
 
-/* Whether track k's kernel clock went back itself: below its own last good reading by
+/* How far track k's kernel clock went back itself: below its own last good reading by
  * more than the bound (a frozen clock's readings, each brought to its anchor's counter
- * value on the slope, differ by a little either way). Below the line proves no step back:
- * a clock frozen since its last reading is below it by all the line ran on since. */
-static bool went_below_own_reading(const struct track_health *h, const struct anchor *a, int k,
-				   const struct plan_config *cfg)
+ * value on the slope, differ by a little either way), else 0. Below the line proves no
+ * step back: a clock frozen since its last reading is below it by all the line ran on
+ * since. */
+static uint64_t went_below_own_reading(const struct track_health *h, const struct anchor *a, int k,
+				       const struct plan_config *cfg)
 {
-	return h->last_at && a->ns[k] + cfg->bound_ns < h->last_ns;
+	return h->last_at && a->ns[k] + cfg->bound_ns < h->last_ns ? h->last_ns - a->ns[k] : 0;
 }
 
 /* Whether track k's reading lies beyond the bound of the old line, by more than half its
@@ -737,7 +738,7 @@ static enum track_course track_course(const struct plan_inputs *in, struct line 
 		int64_t below = (int64_t)(line_value(in->old, k, a->at[k]) - a->ns[k]) -
 				(int64_t)(a->width_ns[k] / 2 + 3 * a->spread_ns[k] + a->above_ns[k]);
 		if (!clock_table[k].wall && below > (int64_t)cfg->bound_ns) {
-			h->went_back = went_below_own_reading(h, a, k, cfg);
+			h->went_back_ns = went_below_own_reading(h, a, k, cfg);
 			*cause = TRACK_BEHIND;
 			return COURSE_STOPPED;
 		}
@@ -776,7 +777,7 @@ static enum track_course track_course(const struct plan_inputs *in, struct line 
 		 * have to step back. Where the kernel went below its own last reading, that step
 		 * back is its own: the stopped clock passes it through rather than stand still
 		 * for the whole step. */
-		h->went_back = went_below_own_reading(h, a, k, cfg);
+		h->went_back_ns = went_below_own_reading(h, a, k, cfg);
 		*cause = TRACK_BEHIND;
 		return COURSE_STOPPED;
 	}
@@ -874,9 +875,9 @@ static void plan_track(const struct plan_inputs *in, struct plan *out, int k, en
  * hand out. */
 static void plan_stop(const struct plan_inputs *in, struct plan *out, enum track_stop cause)
 {
-	/* What this anchor learnt of MONOTONIC's kernel clock, kept: whether it went back
+	/* What this anchor learnt of MONOTONIC's kernel clock, kept: how far it went back
 	 * itself, and its readings (the tries to serve again measure the rate from them). */
-	uint64_t went_back = out->next.health[SERVED_MONOTONIC].went_back;
+	uint64_t went_back_ns = out->next.health[SERVED_MONOTONIC].went_back_ns;
 	out->next = *in->old;
 	out->next.stopped_now = 0;
 	/* Its tries measure the rate afresh: a change its last anchor left unconfirmed is
@@ -885,7 +886,7 @@ static void plan_stop(const struct plan_inputs *in, struct plan *out, enum track
 		out->next.rate.unconfirmed_q62[f] = 0;
 	line_stop(&out->next, cause);
 	struct track_health *h = &out->next.health[SERVED_MONOTONIC];
-	h->went_back = cause == TRACK_BEHIND && went_back;
+	h->went_back_ns = cause == TRACK_BEHIND ? went_back_ns : 0;
 	schedule_retry(h, in->now, in->cfg);
 	note_readings(&out->next, in->anchor);
 	out->outcome = PLAN_STOP;

@@ -99,8 +99,10 @@ struct track_health {
 	/* Its last good reading (last_at 0: none): a disagreement is judged against what a
 	 * change of rate since then can explain, and a kernel below it went back itself. */
 	uint64_t last_at, last_ns;
-	uint64_t went_back; /* stopped behind: the kernel's clock went below its own last
-	                     * reading (a step back of its own, which passes through) */
+	uint64_t went_back_ns; /* stopped behind: how far the kernel's clock went below its
+	                        * own last reading (0: it did not go below it by more than the
+	                        * bound): a step back of its own, which a held read passes
+	                        * through where it is not dwarfed by the hold's lead */
 	uint64_t resumed_from; /* serving again from this counter value (its segment's start):
 	                        * reads before it are a stopped clock's (track_serves_at) */
 };

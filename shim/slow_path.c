@@ -121,10 +121,11 @@ static void pass_through_stopped(unsigned clock, enum track_stop cause, uint64_t
  * through (pass_through_stopped): every kernel value from then on is above anything it
  * served, in every thread. So too where the kernel's clock went back itself (below its
  * own last reading at the anchor that stopped the clock, or below a value it gave a held
- * read that read it before this one): its own values went back, and holding would stand still for the whole step. A
- * kernel clock that stands still (frozen) or runs slower than the line (a change of rate
- * beyond what a re-synchronization follows) is held until it catches up. A wall clock is
- * never held. Returns 1 with *ts, or -1 when the kernel's call failed (errno its): the
+ * read that read it before this one) by at least the hold's lead over it: its own values
+ * went back, and holding would stand still for the whole step. A kernel clock that stands
+ * still (frozen), runs slower than the line (a change of rate beyond what a
+ * re-synchronization follows) or goes back by less than that lead is held until it
+ * catches up. A wall clock is never held. Returns 1 with *ts, or -1 when the kernel's call failed (errno its): the
  * caller returns that, not a second call's answer, which no hold would cover. */
 static int stopped_read(unsigned clock, const struct line *l, uint64_t t, struct timespec *ts)
 {
@@ -167,7 +168,16 @@ static int stopped_read(unsigned clock, const struct line *l, uint64_t t, struct
 		*ts = now;
 		return 1;
 	}
-	if ((cause == TRACK_BEHIND && h->went_back) || kernel + plan_cfg.bound_ns < held_before) {
+	/* The kernel's own step back: how far it went below its own last reading at the
+	 * anchor that stopped the clock, or how far it is below what a held read read before
+	 * this one. Passed through where it is at least the hold's lead over the kernel (the
+	 * served clock then goes back at most twice as far as the kernel did); a smaller one
+	 * is held like any slowness. Passed through, a reading 2 us out of order while the
+	 * kernel stood still dropped the clock by all the line had run ahead: 500-640 us. */
+	uint64_t own_step = cause == TRACK_BEHIND ? h->went_back_ns : 0;
+	if (held_before > kernel + plan_cfg.bound_ns && held_before - kernel > own_step)
+		own_step = held_before - kernel;
+	if (own_step > plan_cfg.bound_ns && hold - kernel <= 2 * own_step) {
 		pass_through_stopped(clock, cause, h->retry_at);
 		*ts = now;
 		return 1;

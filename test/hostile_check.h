@@ -13,7 +13,8 @@
  *    changed course (a freeze, a step, its misbehaviour beginning) or the shim decided
  *    less than the settle time before (a change shows within a few re-synchronizations);
  *  - a served value of a monotonic clock is never below an earlier served one on its
- *    thread; where the double itself never steps back, no value at all is. */
+ *    thread; where the double itself never steps back, no value at all is; where it
+ *    steps back by at most TSCTEST_PROBE_BACK_MOST_NS, no value is further below. */
 #ifndef TEST_HOSTILE_CHECK_H
 #define TEST_HOSTILE_CHECK_H
 
@@ -56,6 +57,8 @@ struct hostile_limits {
 	int64_t limit_ns, settle_ns;
 	int64_t decided_at_ns;    /* the system call's CLOCK_MONOTONIC at the decision */
 	bool reference_monotonic; /* the double never steps back */
+	int64_t back_most_ns;     /* where it does, by at most this (TSCTEST_PROBE_BACK_MOST_NS;
+	                           * -1: not said): no value, served or not, goes further back */
 	int reads_around;         /* readings on each side (more where they are out of order) */
 	int reference_tries;      /* tries past the double's failures before a side has none */
 };
@@ -153,7 +156,9 @@ static inline void hostile_read_one(const struct hostile_double *d, const struct
 	} else {
 		t->passed++;
 	}
-	if (hostile_clocks[k].monotonic && v < *previous && (lim->reference_monotonic || (served && *previous_served))) {
+	if (hostile_clocks[k].monotonic && v < *previous &&
+	    (lim->reference_monotonic || (served && *previous_served) ||
+	     (lim->back_most_ns >= 0 && *previous - v > lim->back_most_ns))) {
 		t->backwards++;
 		hostile_report(served ? "served a value below an earlier one by" : "passed a value below an earlier one by",
 			       k, *previous - v, 0);
@@ -200,6 +205,8 @@ static inline bool hostile_parse_args(int argc, char **argv, const char *name, s
 	lim->limit_ns = atoll(argv[3]);
 	lim->settle_ns = atoll(argv[4]) * 1000;
 	lim->reference_monotonic = argc == 6;
+	const char *back = getenv("TSCTEST_PROBE_BACK_MOST_NS");
+	lim->back_most_ns = back ? atoll(back) : -1;
 	const char *reads = getenv("TSCTEST_PROBE_READS");
 	if (reads && atoi(reads) > 0)
 		lim->reads_around = atoi(reads);

@@ -4,7 +4,9 @@
  *
  *   probe_hostile SECONDS THREADS LIMIT_NS SETTLE_US [monotonic-reference]
  *   (TSCTEST_PROBE_READS=N: N readings on each side, where the double's own readings
- *   are sometimes out of order; default 1. TSCTEST_PAUSE_WRITERS_US=N, with
+ *   are sometimes out of order; default 1. TSCTEST_PROBE_BACK_MOST_NS=N: the double
+ *   steps back by at most N ns (its readings out of order), and no value may go back
+ *   further, served or passed through. TSCTEST_PAUSE_WRITERS_US=N, with
  *   build/test/libtscshim-hooks.so in the shim's place: while a misbehaving clock is
  *   frozen, each writer pauses N us once it has its anchor, so that the second anchor it
  *   takes to confirm a fault comes past the line's hard end, as a preempted writer's may;

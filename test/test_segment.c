@@ -195,7 +195,7 @@ static void a_step_back_over_a_lapse_is_the_kernels_own(void)
 	struct plan p = plan_from(&old, &a, late);
 	CHECK(p.outcome == PLAN_STALE);
 	CHECK(p.next.health[SERVED_BOOTTIME].stopped == TRACK_BEHIND);
-	CHECK(p.next.health[SERVED_BOOTTIME].went_back);
+	CHECK(p.next.health[SERVED_BOOTTIME].went_back_ns);
 	CHECK(track_serves(&p.next, SERVED_MONOTONIC));
 }
 
@@ -217,7 +217,7 @@ static void a_freeze_over_a_lapse_is_held(void)
 	CHECK(p.outcome == PLAN_STALE);
 	CHECK(track_serves(&p.next, SERVED_MONOTONIC));
 	CHECK(p.next.health[SERVED_MONOTONIC_RAW].stopped == TRACK_BEHIND);
-	CHECK(!p.next.health[SERVED_MONOTONIC_RAW].went_back);
+	CHECK(!p.next.health[SERVED_MONOTONIC_RAW].went_back_ns);
 	CHECK(track_hold(&p.next, SERVED_MONOTONIC_RAW, UINT64_MAX) >=
 	      line_value(&old, SERVED_MONOTONIC_RAW, old.cur.until));
 	/* Below its own last reading by more than the bound, the same clock went back. */
@@ -225,7 +225,7 @@ static void a_freeze_over_a_lapse_is_held(void)
 	a = anchor_of(&k, late, 0, 100);
 	p = plan_from(&old, &a, late);
 	CHECK(p.next.health[SERVED_MONOTONIC_RAW].stopped == TRACK_BEHIND);
-	CHECK(p.next.health[SERVED_MONOTONIC_RAW].went_back);
+	CHECK(p.next.health[SERVED_MONOTONIC_RAW].went_back_ns);
 }
 
 static void the_watchdog_stops_a_counter_that_ran_ahead(void)
@@ -950,7 +950,7 @@ static void a_clock_proven_off_by_more_than_the_bound(void)
 	struct plan p = plan_from(&l, &a, l.expiry);
 	CHECK(p.outcome == PLAN_CONTINUE);
 	CHECK(p.next.health[SERVED_BOOTTIME].stopped == TRACK_BEHIND);
-	CHECK(!p.next.health[SERVED_BOOTTIME].went_back); /* its own readings ran on: frozen or slowed */
+	CHECK(!p.next.health[SERVED_BOOTTIME].went_back_ns); /* its own readings ran on: frozen or slowed */
 	CHECK(track_serves(&p.next, SERVED_REALTIME));
 	CHECK(p.stepped & (1u << SERVED_REALTIME));
 	int64_t real = (int64_t)(line_value(&p.next, SERVED_REALTIME, p.next.cur.start) -
@@ -1603,7 +1603,8 @@ static void a_stopped_clock_serves_again(void)
 	struct anchor a = anchor_of(&k, l.expiry + 100, 0, 100);
 	struct plan p = plan_from(&l, &a, l.expiry);
 	CHECK(p.next.health[SERVED_BOOTTIME].stopped == TRACK_BEHIND);
-	CHECK(p.next.health[SERVED_BOOTTIME].went_back);
+	/* How far below its own last reading: what a held read weighs against its lead. */
+	CHECK_EQ_U64(p.next.health[SERVED_BOOTTIME].went_back_ns, l.health[SERVED_BOOTTIME].last_ns - a.ns[SERVED_BOOTTIME]);
 	uint64_t retry_at = p.next.health[SERVED_BOOTTIME].retry_at;
 	CHECK_EQ_U64(retry_at, l.expiry + cfg.retry_first_ticks);
 	l = p.next;

@@ -1,7 +1,8 @@
-/* memchr, memrchr, memcmp's equality and memcpy of a short text for the decision's path: a loop of our own, so that a decision does
- * not touch a page of libc's text the program may never have used (memchr's lies apart
- * from the string functions every program runs, and a first touch of a page costs a
- * microVM guest a fault, about 10 us). Texts here are a record's: at most 4 KiB. */
+/* memchr, memrchr, memcmp's equality and memcpy of a short text for the decision's path:
+ * a loop of our own, so that a decision does not touch a page of libc's text the program
+ * may never have used (memchr's lies apart from the string functions every program runs,
+ * and a first touch of a page costs a microVM guest a fault, about 10 us). Texts here are
+ * a record's: at most 4 KiB. */
 #ifndef CALIB_BYTES_H
 #define CALIB_BYTES_H
 

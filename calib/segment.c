@@ -610,21 +610,31 @@ bool anchor_count_quiet_try(struct anchor *a, const uint64_t *earlier, uint32_t 
 	return more;
 }
 
-/* Whether track k's kernel clock ran at the line's rate for its family since its last
- * reading (the one before it stopped, or its last try's), within the bound, its reading's
- * bracket and the rate's own drift over that time. */
+/* How far track k's kernel clock ran from the line's rate for its family since its last
+ * reading (the one before it stopped, or its last try's): *apart ns per tick over *ticks
+ * (false: no such reading). */
+static bool rate_apart_from_family(const struct plan_inputs *in, const struct track_health *h, int k, double *apart,
+				   double *ticks)
+{
+	double rate;
+	if (!rate_since_last(h, in->anchor, k, &rate))
+		return false;
+	*apart = rate - line_rate(in->old, clock_table[k].family);
+	*ticks = (double)(in->anchor->at[k] - h->last_at);
+	return true;
+}
+
+/* Whether track k's kernel clock ran at its family's rate since its last reading, within
+ * the bound, its reading's bracket and the rate's own drift over that time. */
 static bool track_keeps_family_rate(const struct plan_inputs *in, const struct track_health *h, int k)
 {
-	const struct anchor *a = in->anchor;
 	const struct plan_config *cfg = in->cfg;
-	double rate;
-	if (!rate_since_last(h, a, k, &rate))
+	double apart, ticks;
+	if (!rate_apart_from_family(in, h, k, &apart, &ticks))
 		return true; /* nothing to measure it against */
-	double ticks = (double)(a->at[k] - h->last_at);
-	double apart_ns = abs_diff_double(rate, line_rate(in->old, clock_table[k].family)) * ticks;
-	double allowed_ns = (double)(cfg->bound_ns + a->width_ns[k]) +
+	double allowed_ns = (double)(cfg->bound_ns + in->anchor->width_ns[k]) +
 			    cfg->max_rate_deviation * ticks * cfg->calibrated_ns_per_tick;
-	return apart_ns <= allowed_ns;
+	return abs_diff_double(apart, 0) * ticks <= allowed_ns;
 }
 
 /* A lapsed line is judged by no error (it was clamped, not wrong), but its kernel's rate
@@ -637,16 +647,13 @@ static bool track_keeps_family_rate(const struct plan_inputs *in, const struct t
  * rate, 27 us off at 4.8 %. */
 static bool stale_rate_changed(const struct plan_inputs *in, const struct track_health *h, int k, int64_t *error_ns)
 {
-	const struct anchor *a = in->anchor;
 	const struct plan_config *cfg = in->cfg;
-	double rate;
-	if (!rate_since_last(h, a, k, &rate))
+	double apart, ticks;
+	if (!rate_apart_from_family(in, h, k, &apart, &ticks))
 		return false;
-	double current = line_rate(in->old, clock_table[k].family);
-	double apart = rate - current, ticks = (double)(a->at[k] - h->last_at);
-	double magnitude = abs_diff_double(apart, 0);
+	double current = line_rate(in->old, clock_table[k].family), magnitude = abs_diff_double(apart, 0);
 	if (magnitude <= current * cfg->max_rate_deviation / 2 || magnitude > current * cfg->rate_change_most ||
-	    magnitude * ticks <= (double)(cfg->bound_ns + 2 * a->width_ns[k]))
+	    magnitude * ticks <= (double)(cfg->bound_ns + 2 * in->anchor->width_ns[k]))
 		return false;
 	*error_ns = (int64_t)(-apart * ticks);
 	return true;
